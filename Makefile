@@ -1,0 +1,29 @@
+GO       ?= go
+BIN      ?= bin/bomstream
+PKGS     ?= ./...
+FUZZTIME ?= 10s
+
+.PHONY: build test lint bench fuzz demo clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/bomstream
+
+# test: everything CI runs: lint, the unit and end-to-end tests, and a short fuzz.
+test: lint
+	$(GO) test -count=1 $(PKGS)
+	$(MAKE) fuzz
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME) ./transformer/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./transformer/
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,123 @@
+package schemas
+
+// Inputs are the normalized facts about a workload that its BOM is rendered
+// from. Everything here is something a BOM would show; replica counts, status,
+// resourceVersion, managedFields and rollout knobs are deliberately absent, so
+// that InputHash changes exactly when the BOM would.
+//
+// The collector fills every slice in a stable order (the order of the manifest,
+// then by name where the source is a map) so that CanonicalJSON is deterministic.
+type Inputs struct {
+	Workload   Workload      `json:"workload"`
+	Components []Component   `json:"components"`
+	Fields     []Field       `json:"fields,omitempty"`
+	Owned      []ObjectRef   `json:"owned,omitempty"`
+	Digests    []ImageDigest `json:"digests,omitempty"`
+	// Source says where the object was read: "cluster", or "file:<path>" when
+	// rendering from manifests (no digests can be resolved then).
+	Source string `json:"source,omitempty"`
+}
+
+// Component is one pod template of a workload (a Dynamo service, an LWS leader
+// or worker template, a KServe predictor, ...) with the roles the kind's
+// structure gives it.
+type Component struct {
+	Name       string      `json:"name"`
+	Locator    string      `json:"locator"`
+	Roles      []string    `json:"roles,omitempty"`
+	Containers []Container `json:"containers"`
+	// Fields are component-level kind fields (componentType, modelFormat, ...).
+	Fields []Field `json:"fields,omitempty"`
+	// Labels holds the pod-template labels whose keys are on the label allow-list.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// Container is one container of a component. Image is as written ("" when the
+// manifest has none, as in a kustomize patch). Locator points at the container
+// in the source object, e.g. "spec.template.spec.containers[0]".
+type Container struct {
+	Name    string      `json:"name"`
+	Locator string      `json:"locator"`
+	Init    bool        `json:"init,omitempty"`
+	Image   string      `json:"image,omitempty"`
+	Command []string    `json:"command,omitempty"`
+	Args    []string    `json:"args,omitempty"`
+	Env     []EnvVar    `json:"env,omitempty"`
+	EnvFrom []EnvSource `json:"envFrom,omitempty"`
+}
+
+// EnvVar is one environment variable. Value is kept only for names on the
+// allow-list; any other literal value is dropped and Redacted is set. A value
+// taken from a Secret or ConfigMap keeps the reference's names only.
+type EnvVar struct {
+	Name     string  `json:"name"`
+	Value    string  `json:"value,omitempty"`
+	Redacted bool    `json:"redacted,omitempty"`
+	From     *KeyRef `json:"from,omitempty"`
+}
+
+// KeyRef names a key of a Secret or ConfigMap ("secret" or "configMap"), or a
+// field of the pod ("field").
+type KeyRef struct {
+	Kind string `json:"kind"`
+	Name string `json:"name,omitempty"`
+	Key  string `json:"key,omitempty"`
+}
+
+// EnvSource is an envFrom entry: the referenced object's kind and name only.
+type EnvSource struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// Field is a kind-specific fact read from the object, under a canonical name
+// (backendFramework, modelFormat, runtime, runtimeVersion, storageUri, modelUri,
+// modelName, componentType, ...). Locator is where it was read.
+type Field struct {
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	Locator string `json:"locator"`
+}
+
+// ObjectRef names an object owned by the workload (a ReplicaSet, a Pod, a
+// Grove PodClique, the Deployment an operator created, ...).
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// ImageDigest is an image reference resolved from a running pod's
+// status.containerStatuses[].imageID.
+type ImageDigest struct {
+	Image   string `json:"image"`
+	Digest  string `json:"digest"`
+	Locator string `json:"locator,omitempty"`
+}
+
+// Field returns the value of the workload-level field name, if any.
+func (in *Inputs) Field(name string) (Field, bool) { return findField(in.Fields, name) }
+
+// Field returns the value of the component-level field name, if any.
+func (c *Component) Field(name string) (Field, bool) { return findField(c.Fields, name) }
+
+func findField(fs []Field, name string) (Field, bool) {
+	for _, f := range fs {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// DigestOf returns the resolved digest of image, if one is known.
+func (in *Inputs) DigestOf(image string) (string, bool) {
+	for _, d := range in.Digests {
+		if d.Image == image {
+			return d.Digest, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,175 @@
+package schemas
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+//go:embed json/*.schema.json
+var eventSchemas embed.FS
+
+const (
+	schemaBase      = "https://bomstream.dev/schemas/"
+	cdxSchemaBase   = "http://cyclonedx.org/schema/"
+	cdxBOMSchema    = cdxSchemaBase + "bom-1.6.schema.json"
+	cdxModule       = "github.com/CycloneDX/cyclonedx-go"
+	envCDXSchemaDir = "BOMSTREAM_CYCLONEDX_SCHEMA_DIR"
+)
+
+// Validator checks events and BOMs against their JSON Schemas. The schemas are
+// compiled once, by NewValidator; a Validator is safe for concurrent use.
+type Validator struct {
+	events map[string]*jsonschema.Schema // by event type
+	bom    *jsonschema.Schema            // nil when built without CycloneDX schemas
+}
+
+// NewValidator compiles the event schemas and, when cdxDir is not empty, the
+// CycloneDX 1.6 JSON schema found in that folder (bom-1.6.schema.json with the
+// spdx and jsf schemas it references). See CycloneDXSchemaDir.
+func NewValidator(cdxDir string) (*Validator, error) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	names, err := fs.Glob(eventSchemas, "json/*.schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("list event schemas: %w", err)
+	}
+	for _, n := range names {
+		if err := addResource(c, schemaBase+filepath.Base(n), func() ([]byte, error) { return eventSchemas.ReadFile(n) }); err != nil {
+			return nil, err
+		}
+	}
+	v := &Validator{events: map[string]*jsonschema.Schema{}}
+	for typ, file := range map[string]string{
+		TypeObserved: "workload-observed.v1.schema.json",
+		TypeDeleted:  "workload-deleted.v1.schema.json",
+	} {
+		s, err := c.Compile(schemaBase + file)
+		if err != nil {
+			return nil, fmt.Errorf("compile %s: %w", file, err)
+		}
+		v.events[typ] = s
+	}
+	if cdxDir == "" {
+		return v, nil
+	}
+	// The BOM schema refers to spdx.schema.json and jsf-0.82.schema.json next to
+	// its $id; the cyclonedx-go module spells the latter "schemax".
+	files := map[string][]string{
+		"bom-1.6.schema.json":  {"bom-1.6.schema.json"},
+		"spdx.schema.json":     {"spdx.schema.json"},
+		"jsf-0.82.schema.json": {"jsf-0.82.schema.json", "jsf-0.82.schemax.json"},
+	}
+	for id, candidates := range files {
+		if err := addResource(c, cdxSchemaBase+id, func() ([]byte, error) { return readFirst(cdxDir, candidates) }); err != nil {
+			return nil, err
+		}
+	}
+	if v.bom, err = c.Compile(cdxBOMSchema); err != nil {
+		return nil, fmt.Errorf("compile cyclonedx 1.6 schema from %s: %w", cdxDir, err)
+	}
+	return v, nil
+}
+
+func addResource(c *jsonschema.Compiler, url string, read func() ([]byte, error)) error {
+	b, err := read()
+	if err != nil {
+		return fmt.Errorf("read schema %s: %w", url, err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("parse schema %s: %w", url, err)
+	}
+	if err := c.AddResource(url, doc); err != nil {
+		return fmt.Errorf("add schema %s: %w", url, err)
+	}
+	return nil
+}
+
+func readFirst(dir string, names []string) ([]byte, error) {
+	var errs []error
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err == nil {
+			return b, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// ValidateEvent checks the JSON of one WorkloadChange against the schema of its
+// type. An unknown type is an error.
+func (v *Validator) ValidateEvent(raw []byte) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("validate event: %w", err)
+	}
+	obj, _ := doc.(map[string]any)
+	typ, _ := obj["type"].(string)
+	s, ok := v.events[typ]
+	if !ok {
+		return fmt.Errorf("validate event: unknown type %q", typ)
+	}
+	if err := s.Validate(doc); err != nil {
+		return fmt.Errorf("validate event %v: %w", obj["id"], err)
+	}
+	return nil
+}
+
+// ValidateBOM checks CycloneDX 1.6 JSON against the official schema.
+func (v *Validator) ValidateBOM(raw []byte) error {
+	if v.bom == nil {
+		return errors.New("validate bom: validator built without the cyclonedx schema")
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("validate bom: %w", err)
+	}
+	if err := v.bom.Validate(doc); err != nil {
+		return fmt.Errorf("validate bom: %w", err)
+	}
+	return nil
+}
+
+// CycloneDXSchemaDir finds the official CycloneDX JSON schemas: the folder named
+// by $BOMSTREAM_CYCLONEDX_SCHEMA_DIR, else the schema/ folder of the
+// cyclonedx-go module this build uses (located with `go list`, so it needs the
+// Go toolchain and the module cache), else ../shared/schemas/cyclonedx-1.6
+// above the working directory.
+func CycloneDXSchemaDir() (string, error) {
+	if d := os.Getenv(envCDXSchemaDir); d != "" {
+		return d, nil
+	}
+	var tried []string
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", cdxModule).Output()
+	if d := strings.TrimSpace(string(out)); err == nil && d != "" {
+		p := filepath.Join(d, "schema")
+		if _, err := os.Stat(filepath.Join(p, "bom-1.6.schema.json")); err == nil {
+			return p, nil
+		}
+		tried = append(tried, p)
+	} else {
+		tried = append(tried, "go list -m "+cdxModule)
+	}
+	wd, _ := os.Getwd()
+	for d := wd; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "schemas", "cyclonedx-1.6")
+		if _, err := os.Stat(filepath.Join(p, "bom-1.6.schema.json")); err == nil {
+			return p, nil
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	tried = append(tried, "shared/schemas/cyclonedx-1.6 above "+wd)
+	return "", fmt.Errorf("cyclonedx 1.6 schema not found (set %s; tried %s)", envCDXSchemaDir, strings.Join(tried, ", "))
+}
