@@ -1,0 +1,267 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// Config chooses the embedded server or an external one and sizes the streams.
+// The zero value is the embedded default with data in ./bomstream-data.
+type Config struct {
+	// URL of an external NATS server or cluster; empty means embedded.
+	URL string `json:"url" yaml:"url"`
+	// DataDir is the embedded server's JetStream store.
+	DataDir string `json:"dataDir" yaml:"dataDir"`
+	// Listen makes the embedded server also accept TCP clients, e.g.
+	// "127.0.0.1:4222"; empty means in-process only.
+	Listen string `json:"listen" yaml:"listen"`
+
+	// External-server credentials and TLS (all optional).
+	CredsFile string `json:"credsFile" yaml:"credsFile"`
+	NKeyFile  string `json:"nkeyFile" yaml:"nkeyFile"`
+	User      string `json:"user" yaml:"user"`
+	Password  string `json:"-" yaml:"password"`
+	Token     string `json:"-" yaml:"token"`
+	TLSCA     string `json:"tlsCA" yaml:"tlsCA"`
+	TLSCert   string `json:"tlsCert" yaml:"tlsCert"`
+	TLSKey    string `json:"tlsKey" yaml:"tlsKey"`
+
+	// Replicas of every stream and ledger (1 embedded, 3 in a cluster).
+	Replicas int `json:"replicas" yaml:"replicas"`
+	// MaxAge and MaxBytes limit each stream; zero keeps full history.
+	MaxAge   time.Duration `json:"maxAge" yaml:"maxAge"`
+	MaxBytes int64         `json:"maxBytes" yaml:"maxBytes"`
+}
+
+// DefaultDataDir is where the embedded server keeps its store by default.
+const DefaultDataDir = "bomstream-data"
+
+// Validate checks the configuration before anything starts.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Replicas < 0 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("stream.replicas: %d is outside 1..5", c.Replicas))
+	}
+	if c.MaxAge < 0 {
+		errs = append(errs, fmt.Errorf("stream.maxAge: negative"))
+	}
+	if c.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("stream.maxBytes: negative"))
+	}
+	if c.URL == "" && c.Replicas > 1 {
+		errs = append(errs, fmt.Errorf("stream.replicas: %d needs an external cluster (stream.url)", c.Replicas))
+	}
+	if c.URL != "" && c.Listen != "" {
+		errs = append(errs, fmt.Errorf("stream.listen: only the embedded server listens; unset it or stream.url"))
+	}
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			errs = append(errs, fmt.Errorf("stream.listen: %w", err))
+		}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, fmt.Errorf("stream.tlsCert and stream.tlsKey: set both or neither"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) replicas() int {
+	if c.Replicas == 0 {
+		return 1
+	}
+	return c.Replicas
+}
+
+// Bus is an open connection to JetStream with the streams provisioned.
+type Bus struct {
+	NC  *nats.Conn
+	JS  jetstream.JetStream
+	cfg Config
+	srv *server.Server // nil when external
+	log *zap.Logger
+}
+
+// Open starts or connects, then provisions the streams.
+func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	b := &Bus{cfg: cfg, log: log}
+	var opts []nats.Option
+	opts = append(opts, nats.Name("bomstream"), nats.MaxReconnects(-1))
+	url := cfg.URL
+	if url == "" {
+		srv, err := startEmbedded(cfg)
+		if err != nil {
+			return nil, err
+		}
+		b.srv = srv
+		opts = append(opts, nats.InProcessServer(srv))
+	} else {
+		opts = append(opts, externalOptions(cfg)...)
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		b.shutdown()
+		return nil, fmt.Errorf("connect to nats %s: %w", describe(cfg), err)
+	}
+	b.NC = nc
+	if b.JS, err = jetstream.New(nc); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if err := b.Provision(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func describe(cfg Config) string {
+	if cfg.URL == "" {
+		return "(embedded, " + cfg.dataDir() + ")"
+	}
+	return cfg.URL
+}
+
+func (c Config) dataDir() string {
+	if c.DataDir == "" {
+		return DefaultDataDir
+	}
+	return c.DataDir
+}
+
+func startEmbedded(cfg Config) (*server.Server, error) {
+	o := &server.Options{
+		ServerName: "bomstream",
+		JetStream:  true,
+		StoreDir:   cfg.dataDir(),
+		DontListen: cfg.Listen == "",
+		NoSigs:     true,
+		NoLog:      true,
+	}
+	if cfg.Listen != "" {
+		host, port, _ := net.SplitHostPort(cfg.Listen)
+		o.Host = host
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("stream.listen %q: %w", cfg.Listen, err)
+		}
+		o.Port = p
+	}
+	srv, err := server.NewServer(o)
+	if err != nil {
+		return nil, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
+	}
+	return srv, nil
+}
+
+func externalOptions(cfg Config) []nats.Option {
+	var o []nats.Option
+	if cfg.CredsFile != "" {
+		o = append(o, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.NKeyFile != "" {
+		if opt, err := nats.NkeyOptionFromSeed(cfg.NKeyFile); err == nil {
+			o = append(o, opt)
+		}
+	}
+	if cfg.User != "" {
+		o = append(o, nats.UserInfo(cfg.User, cfg.Password))
+	}
+	if cfg.Token != "" {
+		o = append(o, nats.Token(cfg.Token))
+	}
+	if cfg.TLSCA != "" {
+		o = append(o, nats.RootCAs(cfg.TLSCA))
+	}
+	if cfg.TLSCert != "" {
+		o = append(o, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
+	}
+	return o
+}
+
+// Provision creates or updates CHANGES, BOMS and DLQ. It is idempotent.
+func (b *Bus) Provision(ctx context.Context) error {
+	for _, sc := range []jetstream.StreamConfig{
+		{Name: schemas.StreamChanges, Subjects: []string{schemas.SubjectChangesPrefix + ">"}, Duplicates: 2 * time.Minute},
+		{Name: schemas.StreamBOMs, Subjects: []string{schemas.SubjectBOMsPrefix + ">"}, Duplicates: 2 * time.Minute},
+		{Name: schemas.StreamDLQ, Subjects: []string{schemas.SubjectDLQPrefix + ">"}},
+	} {
+		sc.Storage = jetstream.FileStorage
+		sc.Replicas = b.cfg.replicas()
+		sc.MaxAge = b.cfg.MaxAge
+		sc.MaxBytes = b.cfg.MaxBytes
+		if sc.MaxBytes == 0 {
+			sc.MaxBytes = -1
+		}
+		if _, err := b.JS.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("provision stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+// Ledger returns the KV bucket in which sink records the bomHashes it has
+// exported ("bomstream-ledger-<sink>"), creating it when missing.
+func (b *Bus) Ledger(ctx context.Context, sink string) (jetstream.KeyValue, error) {
+	kv, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   "bomstream-ledger-" + sink,
+		Storage:  jetstream.FileStorage,
+		Replicas: b.cfg.replicas(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger for sink %s: %w", sink, err)
+	}
+	return kv, nil
+}
+
+// Embedded reports whether the bus runs its own server.
+func (b *Bus) Embedded() bool { return b.srv != nil }
+
+// ClientURL is the TCP URL of the embedded server when it listens, else "".
+func (b *Bus) ClientURL() string {
+	if b.srv == nil || b.cfg.Listen == "" {
+		return ""
+	}
+	return b.srv.ClientURL()
+}
+
+// Close drains the connection and, when embedded, shuts the server down
+// after its store is flushed.
+func (b *Bus) Close() {
+	if b.NC != nil {
+		_ = b.NC.Drain()
+		for b.NC.IsDraining() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.NC.Close()
+	}
+	b.shutdown()
+}
+
+func (b *Bus) shutdown() {
+	if b.srv != nil {
+		b.srv.Shutdown()
+		b.srv.WaitForShutdown()
+	}
+}
