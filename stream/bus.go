@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -90,6 +94,9 @@ type Bus struct {
 	cfg Config
 	srv *server.Server // nil when external
 	log *zap.Logger
+
+	mu      sync.Mutex
+	streams map[string]jetstream.Stream // handles from the last Provision
 }
 
 // Open starts or connects, then provisions the streams.
@@ -112,7 +119,11 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 		b.srv = srv
 		opts = append(opts, nats.InProcessServer(srv))
 	} else {
-		opts = append(opts, externalOptions(cfg)...)
+		ext, err := externalOptions(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, ext...)
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -131,11 +142,38 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 	return b, nil
 }
 
+// describe names the server for error messages, without any credential a
+// URL may carry ("nats://user:pass@host" becomes "nats://user:xxxxx@host").
 func describe(cfg Config) string {
 	if cfg.URL == "" {
 		return "(embedded, " + cfg.dataDir() + ")"
 	}
-	return cfg.URL
+	return redactURLs(cfg.URL)
+}
+
+// redactURLs masks the userinfo of each URL of a comma-separated server list.
+func redactURLs(list string) string {
+	parts := strings.Split(list, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		u, err := url.Parse(p)
+		if err != nil {
+			if strings.Contains(p, "@") {
+				p = "(unparsable url)"
+			}
+			parts[i] = p
+			continue
+		}
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			} else {
+				u.User = url.User("xxxxx") // a bare userinfo is a token
+			}
+		}
+		parts[i] = u.String()
+	}
+	return strings.Join(parts, ",")
 }
 
 func (c Config) dataDir() string {
@@ -175,15 +213,23 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 	return srv, nil
 }
 
-func externalOptions(cfg Config) []nats.Option {
+// externalOptions turns the credential and TLS settings into connection
+// options. Errors name the setting and the file, never a secret: the nkey
+// library's parse errors are constants and carry no key material.
+func externalOptions(cfg Config) ([]nats.Option, error) {
 	var o []nats.Option
 	if cfg.CredsFile != "" {
+		if _, err := os.Stat(cfg.CredsFile); err != nil {
+			return nil, fmt.Errorf("stream.credsFile: %w", err)
+		}
 		o = append(o, nats.UserCredentials(cfg.CredsFile))
 	}
 	if cfg.NKeyFile != "" {
-		if opt, err := nats.NkeyOptionFromSeed(cfg.NKeyFile); err == nil {
-			o = append(o, opt)
+		opt, err := nats.NkeyOptionFromSeed(cfg.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("stream.nkeyFile %s: %w", cfg.NKeyFile, err)
 		}
+		o = append(o, opt)
 	}
 	if cfg.User != "" {
 		o = append(o, nats.UserInfo(cfg.User, cfg.Password))
@@ -197,15 +243,24 @@ func externalOptions(cfg Config) []nats.Option {
 	if cfg.TLSCert != "" {
 		o = append(o, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
 	}
-	return o
+	return o, nil
 }
 
-// Provision creates or updates CHANGES, BOMS and DLQ. It is idempotent.
+// DuplicateWindow is how long CHANGES and BOMS remember a Nats-Msg-Id (the
+// whole MaxAge when that is shorter).
+const DuplicateWindow = 2 * time.Minute
+
+// Provision creates or updates CHANGES, BOMS and DLQ. It is idempotent, and a
+// changed replica count, MaxAge or MaxBytes updates the existing streams.
 func (b *Bus) Provision(ctx context.Context) error {
+	dup := DuplicateWindow
+	if b.cfg.MaxAge > 0 && b.cfg.MaxAge < dup {
+		dup = b.cfg.MaxAge // the server refuses a window longer than MaxAge
+	}
 	for _, sc := range []jetstream.StreamConfig{
-		{Name: schemas.StreamChanges, Subjects: []string{schemas.SubjectChangesPrefix + ">"}, Duplicates: 2 * time.Minute},
-		{Name: schemas.StreamBOMs, Subjects: []string{schemas.SubjectBOMsPrefix + ">"}, Duplicates: 2 * time.Minute},
-		{Name: schemas.StreamDLQ, Subjects: []string{schemas.SubjectDLQPrefix + ">"}},
+		{Name: schemas.StreamChanges, Subjects: []string{schemas.SubjectChangesPrefix + ">"}, Duplicates: dup},
+		{Name: schemas.StreamBOMs, Subjects: []string{schemas.SubjectBOMsPrefix + ">"}, Duplicates: dup},
+		{Name: schemas.StreamDLQ, Subjects: []string{schemas.SubjectDLQPrefix + ">"}, Duplicates: dup},
 	} {
 		sc.Storage = jetstream.FileStorage
 		sc.Replicas = b.cfg.replicas()
@@ -214,11 +269,33 @@ func (b *Bus) Provision(ctx context.Context) error {
 		if sc.MaxBytes == 0 {
 			sc.MaxBytes = -1
 		}
-		if _, err := b.JS.CreateOrUpdateStream(ctx, sc); err != nil {
+		s, err := b.JS.CreateOrUpdateStream(ctx, sc)
+		if err != nil {
 			return fmt.Errorf("provision stream %s: %w", sc.Name, err)
 		}
+		b.mu.Lock()
+		if b.streams == nil {
+			b.streams = make(map[string]jetstream.Stream)
+		}
+		b.streams[sc.Name] = s
+		b.mu.Unlock()
 	}
 	return nil
+}
+
+// stream returns a handle on a stream, from Provision when it made one.
+func (b *Bus) stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	b.mu.Lock()
+	s, ok := b.streams[name]
+	b.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := b.JS.Stream(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", name, err)
+	}
+	return s, nil
 }
 
 // Ledger returns the KV bucket in which sink records the bomHashes it has
@@ -264,4 +341,29 @@ func (b *Bus) shutdown() {
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()
 	}
+}
+
+// String describes the configuration for logs with every secret masked:
+// Password and Token are never printed and a URL's userinfo is redacted.
+func (c Config) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server=%s replicas=%d maxAge=%s maxBytes=%d", describe(c), c.replicas(), c.MaxAge, c.MaxBytes)
+	if c.Listen != "" {
+		fmt.Fprintf(&b, " listen=%s", c.Listen)
+	}
+	for _, f := range []struct{ name, v string }{
+		{"credsFile", c.CredsFile}, {"nkeyFile", c.NKeyFile}, {"user", c.User},
+		{"tlsCA", c.TLSCA}, {"tlsCert", c.TLSCert}, {"tlsKey", c.TLSKey},
+	} {
+		if f.v != "" {
+			fmt.Fprintf(&b, " %s=%s", f.name, f.v)
+		}
+	}
+	if c.Password != "" {
+		b.WriteString(" password=xxxxx")
+	}
+	if c.Token != "" {
+		b.WriteString(" token=xxxxx")
+	}
+	return b.String()
 }

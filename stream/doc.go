@@ -3,8 +3,10 @@
 // Open either starts an embedded nats-server (JetStream on, file store in a
 // data directory, reached through an in-process connection and listening on no
 // port unless asked) or connects to an external NATS URL with credentials and
-// TLS; everything after the connection is the same code path. It then
-// provisions, idempotently, the three streams of docs/ARCHITECTURE.md:
+// TLS; everything after the connection is the same code path. Credentials
+// never reach a log line or an error: Config.String masks them, errors name
+// the setting and file, and a URL's userinfo is redacted. It then provisions,
+// idempotently, the three streams of docs/ARCHITECTURE.md:
 //
 //	CHANGES  bomstream.changes.<cluster>.<uid>  WorkloadChange events
 //	BOMS     bomstream.boms.<cluster>.<uid>     CycloneDX documents
@@ -12,4 +14,18 @@
 //
 // and hands out the per-sink KV ledgers. Stages use the Bus; they never start
 // servers or create streams themselves.
+//
+// Writing: PublishChange appends a workload's event to CHANGES with optimistic
+// concurrency (Nats-Msg-Id "<cluster>:<uid>:<n>" and
+// Nats-Expected-Last-Subject-Sequence n, n being the subject's last sequence
+// it read), so retries are dropped, writers never interleave one workload's
+// history, and an unchanged state is not written twice. DeadLetter parks a
+// failed message on DLQ with its headers, its origin and the reason.
+//
+// Reading: LastChange is a workload's latest state; Messages walks the stored
+// history of a subject filter up to where the stream ended when it was
+// called, for history, point-in-time and replay commands.
+//
+// The subpackage streamtest runs a real nats-server process for tests of the
+// external, TCP path.
 package stream

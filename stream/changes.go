@@ -1,0 +1,123 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// maxPublishAttempts bounds how often PublishChange re-reads a workload's
+// history after losing a race to another writer.
+const maxPublishAttempts = 10
+
+// ErrConflict is returned by PublishChange when other writers kept changing the
+// workload's history for every attempt it made.
+var ErrConflict = errors.New("workload history kept changing under the publisher")
+
+// PublishChange appends ev to its workload's history on CHANGES with
+// optimistic concurrency (docs/ARCHITECTURE.md, Streams):
+//
+//  1. read the last message of the workload's subject (sequence n, 0 when none);
+//  2. when that event has the same Type and InputHash as ev, publish nothing:
+//     the history already ends in this state (published is false, seq is n);
+//  3. otherwise publish json.Marshal(ev) with Nats-Msg-Id ChangeMsgID(w, n) and
+//     Nats-Expected-Last-Subject-Sequence n.
+//
+// When another writer got there first (a wrong-last-sequence error, or a
+// duplicate ack for the same msg id) it goes back to 1 and decides again, at
+// most a few times before returning ErrConflict. A retried publish of the same
+// decision is therefore dropped by the server, two writers never interleave
+// one workload's history, and A -> B -> A is recorded three times.
+//
+// seq is the stream sequence of the workload's last event after the call. It
+// is safe for concurrent use.
+func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq uint64, published bool, err error) {
+	w := ev.Data.Workload
+	if w.Cluster == "" || w.UID == "" {
+		return 0, false, fmt.Errorf("publish change %s: workload has no cluster or uid", w)
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return 0, false, fmt.Errorf("publish change %s: %w", w, err)
+	}
+	for range maxPublishAttempts {
+		m, err := b.lastChangeMsg(ctx, w)
+		if err != nil {
+			return 0, false, fmt.Errorf("publish change %s: %w", w, err)
+		}
+		var lastSeq uint64
+		if m != nil {
+			lastSeq = m.Sequence
+			var last schemas.WorkloadChange
+			// An unreadable last event counts as different: append after it.
+			if json.Unmarshal(m.Data, &last) == nil && last.Type == ev.Type && last.Data.InputHash == ev.Data.InputHash {
+				return lastSeq, false, nil
+			}
+		}
+		ack, err := b.publishChangeAt(ctx, w, data, lastSeq)
+		switch {
+		case isWrongLastSeq(err):
+			continue // another writer appended first: decide again
+		case err != nil:
+			return 0, false, fmt.Errorf("publish change %s: %w", w, err)
+		case ack.Duplicate:
+			continue // our msg id was taken by another writer (or our own retry): decide again
+		}
+		return ack.Sequence, true, nil
+	}
+	return 0, false, fmt.Errorf("publish change %s: %w", w, ErrConflict)
+}
+
+// publishChangeAt is one conditional append: it succeeds only when the
+// subject's last sequence is still lastSeq.
+func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, data []byte, lastSeq uint64) (*jetstream.PubAck, error) {
+	return b.JS.Publish(ctx, schemas.ChangesSubject(w), data,
+		jetstream.WithMsgID(schemas.ChangeMsgID(w, lastSeq)),
+		jetstream.WithExpectLastSequencePerSubject(lastSeq),
+		jetstream.WithExpectStream(schemas.StreamChanges),
+	)
+}
+
+// LastChange returns the last event of the workload's history and its stream
+// sequence; ok is false when the workload has none.
+// An unreadable last event is an error that still reports its sequence.
+func (b *Bus) LastChange(ctx context.Context, w schemas.Workload) (ev schemas.WorkloadChange, seq uint64, ok bool, err error) {
+	m, err := b.lastChangeMsg(ctx, w)
+	if err != nil {
+		return ev, 0, false, fmt.Errorf("last change of %s: %w", w, err)
+	}
+	if m == nil {
+		return ev, 0, false, nil
+	}
+	if err := json.Unmarshal(m.Data, &ev); err != nil {
+		return ev, m.Sequence, false, fmt.Errorf("last change of %s at seq %d: %w", w, m.Sequence, err)
+	}
+	return ev, m.Sequence, true, nil
+}
+
+// lastChangeMsg is the last stored message of the workload's subject, nil when none.
+func (b *Bus) lastChangeMsg(ctx context.Context, w schemas.Workload) (*jetstream.RawStreamMsg, error) {
+	s, err := b.stream(ctx, schemas.StreamChanges)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, schemas.ChangesSubject(w))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	return m, err
+}
+
+func isWrongLastSeq(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}

@@ -1,0 +1,175 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// history reads a workload's events in order, checking that each message's
+// Nats-Msg-Id names the sequence of the message before it: the writer saw
+// exactly that predecessor when it appended.
+func history(t *testing.T, b *Bus, w schemas.Workload) []schemas.WorkloadChange {
+	t.Helper()
+	var evs []schemas.WorkloadChange
+	var prev uint64
+	err := b.Messages(testContext(t), schemas.StreamChanges, schemas.ChangesSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
+		if got, want := m.Header.Get(jetstream.MsgIDHeader), schemas.ChangeMsgID(w, prev); got != want {
+			return fmt.Errorf("message %d has msg id %q, want %q: it was not appended after its predecessor", m.Sequence, got, want)
+		}
+		var ev schemas.WorkloadChange
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			return err
+		}
+		evs = append(evs, ev)
+		prev = m.Sequence
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestPublishChangeRecordsABA(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	w := testWorkload("u1")
+	a, bb := observed(t, w, "vllm:a"), observed(t, w, "vllm:b")
+
+	var seqs []uint64
+	for i, ev := range []schemas.WorkloadChange{a, bb, a} {
+		seq, published, err := b.PublishChange(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !published {
+			t.Fatalf("event %d was not published", i)
+		}
+		seqs = append(seqs, seq)
+	}
+	// The same state again publishes nothing and reports the last sequence.
+	seq, published, err := b.PublishChange(ctx, a)
+	if err != nil || published || seq != seqs[2] {
+		t.Fatalf("repeat of the last state: seq %d published %v err %v, want seq %d, not published", seq, published, err, seqs[2])
+	}
+	got := history(t, b, w)
+	if len(got) != 3 {
+		t.Fatalf("history has %d events, want 3", len(got))
+	}
+	for i, want := range []string{a.Data.InputHash, bb.Data.InputHash, a.Data.InputHash} {
+		if got[i].Data.InputHash != want {
+			t.Errorf("event %d has input hash %s, want %s", i, got[i].Data.InputHash, want)
+		}
+	}
+	last, lastSeq, ok, err := b.LastChange(ctx, w)
+	if err != nil || !ok || lastSeq != seqs[2] || last.ID != a.ID {
+		t.Fatalf("LastChange: %v seq %d ok %v err %v", last.ID, lastSeq, ok, err)
+	}
+	// A tombstone after A is a different state and is recorded.
+	if _, published, err := b.PublishChange(ctx, schemas.NewDeleted("test", a.Time, w)); err != nil || !published {
+		t.Fatalf("tombstone: published %v err %v", published, err)
+	}
+}
+
+func TestLastChangeOfUnknownWorkload(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	_, seq, ok, err := b.LastChange(testContext(t), testWorkload("nobody"))
+	if err != nil || ok || seq != 0 {
+		t.Fatalf("got seq %d ok %v err %v, want nothing", seq, ok, err)
+	}
+}
+
+func TestPublishChangeRetryIsDropped(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	w := testWorkload("u1")
+	data, err := json.Marshal(observed(t, w, "vllm:a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same decision (same last sequence seen) sent twice, as a client
+	// retry after a lost ack would.
+	first, err := b.publishChangeAt(ctx, w, data, 0)
+	if err != nil || first.Duplicate {
+		t.Fatalf("first publish: %+v %v", first, err)
+	}
+	// The server refuses it either as a duplicate msg id or, checking the
+	// expected sequence first (a standalone server does), as a wrong last
+	// sequence; PublishChange handles both by re-reading.
+	retry, err := b.publishChangeAt(ctx, w, data, 0)
+	switch {
+	case isWrongLastSeq(err):
+	case err != nil:
+		t.Fatal(err)
+	case !retry.Duplicate || retry.Sequence != first.Sequence:
+		t.Fatalf("retry ack %+v, want a duplicate of seq %d", retry, first.Sequence)
+	}
+	s, err := b.JS.Stream(ctx, schemas.StreamChanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.CachedInfo().State.Msgs; n != 1 {
+		t.Fatalf("CHANGES holds %d messages, want 1", n)
+	}
+	// Publishing the same state again through PublishChange reads the stored
+	// event and publishes nothing.
+	seq, published, err := b.PublishChange(ctx, observed(t, w, "vllm:a"))
+	if err != nil || published || seq != first.Sequence {
+		t.Fatalf("same state after retry: seq %d published %v err %v", seq, published, err)
+	}
+}
+
+func TestPublishChangeConcurrentWritersNeverInterleave(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	w := testWorkload("shared")
+	const writers, perWriter = 2, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*perWriter)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range perWriter {
+				ev := observed(t, w, fmt.Sprintf("vllm:w%d-%d", i, k))
+				if _, published, err := b.PublishChange(ctx, ev); err != nil {
+					errs <- err
+				} else if !published {
+					errs <- fmt.Errorf("writer %d event %d: a new state was not published", i, k)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got := history(t, b, w)
+	if len(got) != writers*perWriter {
+		t.Fatalf("history has %d events, want %d", len(got), writers*perWriter)
+	}
+	seen := map[string]bool{}
+	for _, ev := range got {
+		if seen[ev.Data.InputHash] {
+			t.Fatalf("event %s recorded twice", ev.ID)
+		}
+		seen[ev.Data.InputHash] = true
+	}
+}
+
+func TestPublishChangeRejectsIncompleteIdentity(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ev := observed(t, testWorkload("u1"), "vllm:a")
+	ev.Data.Workload.UID = ""
+	if _, _, err := b.PublishChange(context.Background(), ev); err == nil {
+		t.Fatal("an event without uid was published")
+	}
+}

@@ -1,0 +1,88 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrStop, returned by the callback of Messages, ends the iteration early
+// without an error.
+var ErrStop = errors.New("stop iteration")
+
+// Messages calls fn, in stream order, for every stored message of streamName
+// whose subject matches subject (a filter with wildcards; "" means all) and
+// whose sequence is at least fromSeq (0 or 1 means from the start). It stops
+// at the last matching message stored when the call began, so it always
+// returns, even while writers keep appending. It reads through an ordered
+// consumer: nothing is acked and no durable state is left on the server.
+//
+// An error from fn ends the iteration and is returned; ErrStop ends it with nil.
+func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	s, err := b.stream(ctx, streamName)
+	if err != nil {
+		return fmt.Errorf("messages of %s: %w", streamName, err)
+	}
+	filter := subject
+	if filter == "" {
+		filter = ">"
+	}
+	last, err := s.GetLastMsgForSubject(ctx, filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
+	}
+	end := last.Sequence
+	if fromSeq > end {
+		return nil
+	}
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}}
+	if fromSeq > 1 {
+		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		occ.OptStartSeq = fromSeq
+	}
+	cons, err := s.OrderedConsumer(ctx, occ)
+	if err != nil {
+		return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
+	}
+	defer it.Stop()
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
+		}
+		seq := md.Sequence.Stream
+		if seq > end {
+			return nil
+		}
+		err = fn(&jetstream.RawStreamMsg{
+			Subject:  msg.Subject(),
+			Sequence: seq,
+			Header:   msg.Headers(),
+			Data:     msg.Data(),
+			Time:     md.Timestamp,
+		})
+		if errors.Is(err, ErrStop) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// NumPending 0: the last matching message is gone (aged out) or this was it.
+		if seq == end || md.NumPending == 0 {
+			return nil
+		}
+	}
+}
