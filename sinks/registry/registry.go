@@ -1,0 +1,19 @@
+// Package registry builds the table of built-in sink types. It is the one
+// place that imports every sink package, so that package sinks itself stays
+// free of them.
+package registry
+
+import (
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/file"
+	"github.com/bomstream/bomstream/sinks/stdout"
+)
+
+// Builtin returns a new registry of the sinks compiled into bomstream:
+// "file" and "stdout". Callers may add their own types to the returned map.
+func Builtin() sinks.Registry {
+	return sinks.Registry{
+		file.Type:   file.Factory,
+		stdout.Type: stdout.Factory,
+	}
+}

@@ -1,0 +1,50 @@
+package registry
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bomstream/bomstream/sinks/file"
+	"github.com/bomstream/bomstream/sinks/sinktest"
+)
+
+func TestBuiltin(t *testing.T) {
+	r := Builtin()
+	if got := r.Types(); !reflect.DeepEqual(got, []string{"file", "stdout"}) {
+		t.Fatalf("types %v", got)
+	}
+	dir := t.TempDir()
+	s, err := r.New("file", "", map[string]any{"dir": dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name() != "file" {
+		t.Fatalf("default name %q, want the type", s.Name())
+	}
+	b := sinktest.NewBOM(sinktest.Workload("w"), 1)
+	if err := s.Export(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dev", "ml", "Deployment", "w", file.LatestFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		typ, name string
+		raw       map[string]any
+		want      string
+	}{
+		{"gcs", "x", nil, `unknown type "gcs"`},
+		{"file", "bad.name", nil, `sink name "bad.name"`},
+		{"file", "archive", map[string]any{"dri": "x"}, `sink archive: config: json: unknown field "dri"`},
+		{"stdout", "out", map[string]any{"writer": "x"}, `unknown field "writer"`},
+	} {
+		_, err := r.New(c.typ, c.name, c.raw, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%s, %s): got %v, want an error containing %s", c.typ, c.name, err, c.want)
+		}
+	}
+}

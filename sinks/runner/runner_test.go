@@ -1,0 +1,597 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/file"
+	"github.com/bomstream/bomstream/sinks/sinktest"
+	"github.com/bomstream/bomstream/stream"
+)
+
+// patience bounds every wait; it only fails a test that hangs.
+const patience = 90 * time.Second
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*patience)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func openBus(t *testing.T, dir string) *stream.Bus {
+	t.Helper()
+	b, err := stream.Open(testCtx(t), stream.Config{DataDir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newFileSink(t *testing.T, name string) *file.Sink {
+	t.Helper()
+	s, err := file.New(file.Config{Name: name, Dir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// fast keeps retries quick in tests.
+func fast(cfg Config) Config {
+	cfg.BaseBackoff, cfg.MaxBackoff = time.Millisecond, 5*time.Millisecond
+	return cfg
+}
+
+func publishBOM(t *testing.T, b *stream.Bus, bom sinks.BOM) uint64 {
+	t.Helper()
+	m := nats.NewMsg(schemas.BOMsSubject(bom.Workload))
+	m.Data = bom.Body
+	m.Header.Set(schemas.HeaderBomHash, bom.BomHash)
+	m.Header.Set(schemas.HeaderInputHash, bom.InputHash)
+	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(bom.ChangeSeq, 10))
+	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(bom.Workload))
+	m.Header.Set(jetstream.MsgIDHeader, bom.BomHash)
+	ack, err := b.JS.PublishMsg(testCtx(t), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+func publishTombstone(t *testing.T, b *stream.Bus, w schemas.Workload, changeSeq uint64) uint64 {
+	t.Helper()
+	m := nats.NewMsg(schemas.BOMsSubject(w))
+	m.Data, _ = schemas.CanonicalJSON(w)
+	m.Header.Set(schemas.HeaderTombstone, "true")
+	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
+	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
+	m.Header.Set(jetstream.MsgIDHeader, schemas.TombstoneMsgID(w, changeSeq))
+	ack, err := b.JS.PublishMsg(testCtx(t), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+// started is a running Runner; stop cancels it and checks Run's result.
+type started struct {
+	*Runner
+	stop func()
+}
+
+func start(t *testing.T, b *stream.Bus, s sinks.Sink, cfg Config, reg prometheus.Registerer) started {
+	t.Helper()
+	r, err := New(b, s, cfg, nil, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(patience):
+			t.Fatal("Run did not return after cancel")
+		}
+	}
+	t.Cleanup(stop)
+	return started{Runner: r, stop: stop}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// settled reports whether the durable consumer has nothing pending or unacked.
+func settled(t *testing.T, b *stream.Bus, durable string) bool {
+	c, err := b.JS.Consumer(testCtx(t), schemas.StreamBOMs, durable)
+	if err != nil {
+		return false
+	}
+	info, err := c.Info(testCtx(t))
+	return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+}
+
+func dlqMessages(t *testing.T, b *stream.Bus, sink string) []*jetstream.RawStreamMsg {
+	t.Helper()
+	ctx := testCtx(t)
+	s, err := b.JS.Stream(ctx, schemas.StreamDLQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*jetstream.RawStreamMsg
+	for seq := info.State.FirstSeq; seq != 0 && seq <= info.State.LastSeq; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			continue
+		}
+		if m.Subject == schemas.DLQSubject("sink."+sink) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// metricValue reads a counter or gauge of one sink from reg.
+func metricValue(t *testing.T, reg *prometheus.Registry, name, sink string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "sink" && l.GetValue() == sink {
+					if m.GetCounter() != nil {
+						return m.GetCounter().GetValue()
+					}
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("metric %s{sink=%q} not registered", name, sink)
+	return 0
+}
+
+func assertOnce(t *testing.T, c *sinktest.Counter, want []sinks.BOM) {
+	t.Helper()
+	got := c.Exports()
+	if len(got) != len(want) {
+		t.Errorf("exported %d distinct BOMs, want %d", len(got), len(want))
+	}
+	for _, b := range want {
+		if got[b.BomHash] != 1 {
+			t.Errorf("%s@%d exported %d times, want once", b.Workload.Name, b.ChangeSeq, got[b.BomHash])
+		}
+	}
+}
+
+func TestEveryBOMOnceAcrossRestartAndReplay(t *testing.T) {
+	dir := t.TempDir()
+	b := openBus(t, dir)
+	fs := newFileSink(t, "file")
+	var boms []sinks.BOM
+	for i, name := range []string{"a", "b", "c"} {
+		for v := 0; v < 3; v++ {
+			bom := sinktest.NewBOM(sinktest.Workload(name), uint64(10*i+v+1))
+			boms = append(boms, bom)
+			publishBOM(t, b, bom)
+		}
+	}
+	// A retried publish is dropped by the stream's dedupe window.
+	publishBOM(t, b, boms[0])
+	gone := sinktest.Workload("c")
+	publishTombstone(t, b, gone, 100)
+
+	reg := prometheus.NewRegistry()
+	c1 := sinktest.NewCounter(fs)
+	r1 := start(t, b, c1, Config{}, reg)
+	waitFor(t, "first run", func() bool { s := r1.Stats(); return s.Exported == 9 && s.Tombstones == 1 })
+	waitFor(t, "acks", func() bool { return settled(t, b, "sink-file") })
+	assertOnce(t, c1, boms)
+	if ts := c1.Tombstones(); len(ts) != 1 || ts[0].Workload != gone || ts[0].ChangeSeq != 100 || ts[0].Time.IsZero() {
+		t.Fatalf("tombstones %+v", ts)
+	}
+	if _, err := os.Stat(filepath.Join(fs.Dir(), "dev", "ml", "Deployment", "c", file.DeletedFile)); err != nil {
+		t.Fatalf("tombstone marker: %v", err)
+	}
+	if got := metricValue(t, reg, "bomstream_sink_exported_total", "file"); got != 9 {
+		t.Fatalf("bomstream_sink_exported_total = %v, want 9", got)
+	}
+	if got := metricValue(t, reg, "bomstream_sink_up", "file"); got != 1 {
+		t.Fatalf("bomstream_sink_up = %v while running", got)
+	}
+	r1.stop()
+	if got := metricValue(t, reg, "bomstream_sink_up", "file"); got != 0 {
+		t.Fatalf("bomstream_sink_up = %v after stop", got)
+	}
+	b.Close()
+
+	// Restart: same data dir, same durable, same sink directory.
+	b = openBus(t, dir)
+	t.Cleanup(b.Close)
+	c2 := sinktest.NewCounter(fs)
+	r2 := start(t, b, c2, Config{}, reg) // the metric families are reused
+	fresh := sinktest.NewBOM(sinktest.Workload("d"), 200)
+	publishBOM(t, b, fresh)
+	waitFor(t, "fresh BOM after restart", func() bool { return r2.Stats().Exported == 1 })
+	waitFor(t, "acks after restart", func() bool { return settled(t, b, "sink-file") })
+	assertOnce(t, c2, []sinks.BOM{fresh})
+	if c2.Calls() != 1 || len(c2.Tombstones()) != 0 {
+		t.Fatalf("restart reached the sink again: %d export calls, %d tombstones", c2.Calls(), len(c2.Tombstones()))
+	}
+	r2.stop()
+	boms = append(boms, fresh)
+
+	// Replay into the same sink: the ledger holds everything.
+	c3 := sinktest.NewCounter(fs)
+	var reports int
+	st, err := Replay(testCtx(t), b, c3, fast(Config{}), nil, func(done, total uint64, rate float64) {
+		reports++
+		if done > total || rate < 0 {
+			t.Errorf("progress %d/%d at %f", done, total, rate)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c3.Calls() != 0 || st.Exported != 0 || st.SkippedDuplicate != 11 || reports == 0 {
+		t.Fatalf("replay into the same sink: %d calls, stats %+v, %d progress reports", c3.Calls(), st, reports)
+	}
+
+	// Replay into a new sink: every BOM once, and again nothing.
+	fs2 := newFileSink(t, "file2")
+	c4 := sinktest.NewCounter(fs2)
+	st, err = Replay(testCtx(t), b, c4, fast(Config{}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertOnce(t, c4, boms)
+	if st.Exported != 10 || st.Tombstones != 1 || len(c4.Tombstones()) != 1 {
+		t.Fatalf("replay into a new sink: stats %+v", st)
+	}
+	c5 := sinktest.NewCounter(fs2)
+	if st, err = Replay(testCtx(t), b, c5, Config{}, nil, nil); err != nil || c5.Calls() != 0 || st.SkippedDuplicate != 11 {
+		t.Fatalf("second replay: %+v, %v, %d calls", st, err, c5.Calls())
+	}
+}
+
+func TestReplayFromSeq(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	var seqs []uint64
+	var boms []sinks.BOM
+	for i := 1; i <= 5; i++ {
+		bom := sinktest.NewBOM(sinktest.Workload(fmt.Sprintf("w%d", i)), uint64(i))
+		boms = append(boms, bom)
+		seqs = append(seqs, publishBOM(t, b, bom))
+	}
+	c := sinktest.NewCounter(newFileSink(t, "partial"))
+	st, err := Replay(testCtx(t), b, c, Config{StartSeq: seqs[2]}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertOnce(t, c, boms[2:])
+	if st.Exported != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// flaky fails its first n Export calls with a transient error.
+type flaky struct {
+	sinks.Sink
+	n atomic.Int64
+}
+
+func (f *flaky) Export(ctx context.Context, b sinks.BOM) error {
+	if f.n.Add(-1) >= 0 {
+		return errors.New("service unavailable")
+	}
+	return f.Sink.Export(ctx, b)
+}
+
+func TestTransientErrorsAreRetried(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	f := &flaky{Sink: newFileSink(t, "flaky")}
+	f.n.Store(5)
+	c := sinktest.NewCounter(f)
+	var boms []sinks.BOM
+	for i := 1; i <= 6; i++ {
+		bom := sinktest.NewBOM(sinktest.Workload(fmt.Sprintf("w%d", i%3)), uint64(i))
+		boms = append(boms, bom)
+		publishBOM(t, b, bom)
+	}
+	r := start(t, b, c, fast(Config{MaxAttempts: 20}), nil)
+	waitFor(t, "exports", func() bool { return r.Stats().Exported == 6 })
+	waitFor(t, "acks", func() bool { return settled(t, b, "sink-flaky") })
+	assertOnce(t, c, boms)
+	if st := r.Stats(); st.Retries != 5 || st.DeadLettered != 0 {
+		t.Fatalf("stats %+v, want 5 retries and no DLQ", st)
+	}
+}
+
+// selective fails or panics for chosen workload names.
+type selective struct {
+	sinks.Sink
+	fail map[string]func() error
+}
+
+func (s *selective) Export(ctx context.Context, b sinks.BOM) error {
+	if f, ok := s.fail[b.Workload.Name]; ok {
+		return f()
+	}
+	return s.Sink.Export(ctx, b)
+}
+
+func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	s := &selective{Sink: newFileSink(t, "picky"), fail: map[string]func() error{
+		"rejected": func() error { return fmt.Errorf("upload: %w", sinks.Permanent(errors.New("400 bad bom"))) },
+		"down":     func() error { return errors.New("503 " + strings.Repeat("x", 3000)) },
+		"boom":     func() error { panic("sink bug") },
+	}}
+	c := sinktest.NewCounter(s)
+	var good []sinks.BOM
+	failing := map[string]sinks.BOM{}
+	for i, name := range []string{"ok1", "rejected", "down", "boom", "ok2"} {
+		bom := sinktest.NewBOM(sinktest.Workload(name), uint64(i+1))
+		publishBOM(t, b, bom)
+		if strings.HasPrefix(name, "ok") {
+			good = append(good, bom)
+		} else {
+			failing[name] = bom
+		}
+	}
+	// A message that breaks the contract.
+	badSeq, err := b.JS.Publish(testCtx(t), schemas.SubjectBOMsPrefix+"dev.nohdr", []byte("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, b, c, fast(Config{MaxAttempts: 3}), nil)
+	waitFor(t, "exports and dead letters", func() bool { s := r.Stats(); return s.Exported == 2 && s.DeadLettered == 4 })
+	waitFor(t, "acks", func() bool { return settled(t, b, "sink-picky") })
+	assertOnce(t, c, good)
+	if st := r.Stats(); st.Retries != 2 {
+		t.Fatalf("stats %+v, want 2 retries (the 3 attempts of \"down\")", st)
+	}
+
+	reasons := map[string]string{}
+	for _, m := range dlqMessages(t, b, "picky") {
+		reason := m.Header.Get(schemas.HeaderReason)
+		if len(reason) > maxReason {
+			t.Errorf("reason of %d bytes", len(reason))
+		}
+		seq, _ := strconv.ParseUint(m.Header.Get(HeaderDLQSeq), 10, 64)
+		orig, err := r.e.boms.GetMsg(testCtx(t), seq)
+		if err != nil {
+			t.Fatalf("dlq seq %d: %v", seq, err)
+		}
+		if orig.Subject != m.Header.Get(HeaderDLQSubject) || string(orig.Data) != string(m.Data) {
+			t.Errorf("dlq message for seq %d does not carry the original subject and body", seq)
+		}
+		if w, err := schemas.ParseWorkloadHeader(m.Header.Get(schemas.HeaderWorkload)); err == nil {
+			if m.Header.Get(schemas.HeaderBomHash) != failing[w.Name].BomHash {
+				t.Errorf("dlq message for %s lost its bom hash header", w.Name)
+			}
+			reasons[w.Name] = reason
+		} else {
+			if seq != badSeq.Sequence {
+				t.Errorf("unexpected dlq message for seq %d", seq)
+			}
+			reasons["bad"] = reason
+		}
+	}
+	for name, want := range map[string]string{
+		"rejected": "upload: 400 bad bom",
+		"down":     "after 3 attempts: 503 xxx",
+		"boom":     "sink panicked: sink bug",
+		"bad":      "bad message: header Bomstream-Change-Seq",
+	} {
+		if !strings.HasPrefix(reasons[name], want) {
+			t.Errorf("reason for %s = %q, want prefix %q", name, reasons[name], want)
+		}
+	}
+
+	// The runner survived the panic and keeps exporting.
+	later := sinktest.NewBOM(sinktest.Workload("ok3"), 50)
+	publishBOM(t, b, later)
+	waitFor(t, "export after a panic", func() bool { return c.Exports()[later.BomHash] == 1 })
+}
+
+func TestLatestOnlySkipsSuperseded(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	a := sinktest.Workload("a")
+	a1, a2, a3 := sinktest.NewBOM(a, 1), sinktest.NewBOM(a, 2), sinktest.NewBOM(a, 3)
+	b4 := sinktest.NewBOM(sinktest.Workload("b"), 4)
+	for _, bom := range []sinks.BOM{a1, a2, a3, b4} {
+		publishBOM(t, b, bom)
+	}
+	c := sinktest.NewCounter(newFileSink(t, "latest"))
+	r := start(t, b, c, Config{LatestOnly: true}, nil)
+	waitFor(t, "latest exports", func() bool { s := r.Stats(); return s.Exported == 2 && s.SkippedSuperseded == 2 })
+	assertOnce(t, c, []sinks.BOM{a3, b4})
+
+	// An older change arriving after a newer one was exported is superseded
+	// even though it is now the last message on its subject.
+	stale := sinktest.NewBOM(a, 2)
+	stale.Body = append([]byte(nil), stale.Body...)
+	stale.Body = append(stale.Body[:len(stale.Body)-1], []byte(`,"x":1}`)...)
+	stale.BomHash = schemas.BomHash(stale.Body)
+	publishBOM(t, b, stale)
+	waitFor(t, "stale skip", func() bool { return r.Stats().SkippedSuperseded == 3 })
+	waitFor(t, "acks", func() bool { return settled(t, b, "sink-latest") })
+	assertOnce(t, c, []sinks.BOM{a3, b4})
+
+	// A tombstone supersedes earlier BOMs and reaches the sink.
+	publishBOM(t, b, sinktest.NewBOM(a, 5))
+	publishTombstone(t, b, a, 6)
+	waitFor(t, "tombstone", func() bool { return r.Stats().Tombstones == 1 })
+	if got := c.Tombstones(); len(got) != 1 || got[0].ChangeSeq != 6 {
+		t.Fatalf("tombstones %+v", got)
+	}
+}
+
+func TestConfigValidateNamesField(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Durable: "a.b"}, "runner.durable"},
+		{Config{Concurrency: -1}, "runner.concurrency"},
+		{Config{MaxAttempts: -1}, "runner.maxAttempts"},
+		{Config{BaseBackoff: time.Minute, MaxBackoff: time.Second}, "runner.baseBackoff"},
+		{Config{AckWait: time.Millisecond}, "runner.ackWait"},
+		{Config{DrainTimeout: -1}, "runner.drainTimeout"},
+		{Config{StartSeq: 3, StartTime: time.Now()}, "runner.startSeq"},
+	} {
+		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want an error naming %s", c.cfg, err, c.want)
+		}
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := Config{}.withDefaults("gcs")
+	if d.Durable != "sink-gcs" || d.Concurrency != 4 || d.MaxAttempts != 8 {
+		t.Fatalf("defaults %+v", d)
+	}
+}
+
+func TestBackoffIsBoundedFullJitter(t *testing.T) {
+	e := &engine{cfg: Config{BaseBackoff: 10 * time.Millisecond, MaxBackoff: time.Second}}
+	for n := 1; n <= 40; n++ {
+		ceiling := time.Second
+		if n <= 7 {
+			ceiling = 10 * time.Millisecond << (n - 1)
+		}
+		for i := 0; i < 50; i++ {
+			if d := e.backoff(n); d < 0 || d > ceiling {
+				t.Fatalf("backoff(%d) = %s, outside [0, %s]", n, d, ceiling)
+			}
+		}
+	}
+}
+
+func TestHeaderValue(t *testing.T) {
+	long := strings.Repeat("é", 1000) // 2000 bytes
+	got := headerValue("a\r\nb " + long)
+	if len(got) > maxReason || strings.ContainsAny(got, "\r\n") || !strings.HasPrefix(got, "a  b ") {
+		t.Fatalf("headerValue gave %d bytes: %q...", len(got), got[:10])
+	}
+	if !strings.HasSuffix(got, "é") {
+		t.Fatal("truncation split a rune")
+	}
+}
+
+func TestLedgerKeys(t *testing.T) {
+	w := schemas.Workload{Cluster: "prod~eu", UID: "0b6f-11"}
+	bom := item{bom: sinks.BOM{BomHash: "sha256:" + strings.Repeat("ab", 32)}}
+	if got := bom.ledgerKey(); got != "sha256."+strings.Repeat("ab", 32) {
+		t.Fatalf("bom key %s", got)
+	}
+	ts := item{tombstone: true, workload: w, changeSeq: 7}
+	if got := ts.ledgerKey(); got != "tombstone.=70726f647e6575.0b6f-11.7" {
+		t.Fatalf("tombstone key %s", got)
+	}
+}
+
+// gate blocks Export until released or until its context ends.
+type gate struct {
+	sinks.Sink
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gate) Export(ctx context.Context, b sinks.BOM) error {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.release:
+		return g.Sink.Export(ctx, b)
+	case <-ctx.Done():
+		return fmt.Errorf("export: %w", ctx.Err())
+	}
+}
+
+func TestCancelDrainsInFlight(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	fs := newFileSink(t, "gated")
+
+	// Run is canceled while Export is in hand; the export completes before
+	// Run returns.
+	g := &gate{Sink: fs, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := sinktest.NewCounter(g)
+	r := start(t, b, c, Config{}, nil)
+	first := sinktest.NewBOM(sinktest.Workload("first"), 1)
+	publishBOM(t, b, first)
+	<-g.entered
+	stopped := make(chan struct{})
+	go func() { r.stop(); close(stopped) }()
+	close(g.release)
+	<-stopped
+	if st := r.Stats(); st.Exported != 1 {
+		t.Fatalf("in-flight export not drained: %+v", st)
+	}
+
+	// An export that outlives DrainTimeout is interrupted and handed back,
+	// then exported by the next runner.
+	g2 := &gate{Sink: fs, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	r2 := start(t, b, sinktest.NewCounter(g2), Config{DrainTimeout: 10 * time.Millisecond}, nil)
+	second := sinktest.NewBOM(sinktest.Workload("second"), 2)
+	publishBOM(t, b, second)
+	<-g2.entered
+	r2.stop()
+	if st := r2.Stats(); st.Exported != 0 || st.DeadLettered != 0 {
+		t.Fatalf("interrupted export was not handed back: %+v", st)
+	}
+	c3 := sinktest.NewCounter(fs)
+	r3 := start(t, b, c3, Config{}, nil)
+	waitFor(t, "handed-back export", func() bool { return r3.Stats().Exported == 1 })
+	assertOnce(t, c3, []sinks.BOM{second})
+}

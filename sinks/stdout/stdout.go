@@ -1,0 +1,155 @@
+package stdout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+)
+
+// Type is the registry name of this sink.
+const Type = "stdout"
+
+// Config configures one stdout sink.
+type Config struct {
+	// Name of this sink instance; default "stdout". Set by the registry.
+	Name string `json:"-"`
+	// Writer receives the lines; default os.Stdout. Not configurable from a file.
+	Writer io.Writer `json:"-"`
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	if c.Name != "" {
+		if err := sinks.ValidateName(c.Name); err != nil {
+			return fmt.Errorf("stdout.name: %w", err)
+		}
+	}
+	return nil
+}
+
+// Line is one printed line; BOM lines carry the document in BOM.
+type Line struct {
+	Type      string           `json:"type"` // "bom" or "tombstone"
+	Workload  schemas.Workload `json:"workload"`
+	BomHash   string           `json:"bomHash,omitempty"`
+	InputHash string           `json:"inputHash,omitempty"`
+	ChangeSeq uint64           `json:"changeSeq"`
+	StreamSeq uint64           `json:"streamSeq"`
+	Time      time.Time        `json:"time"`
+	BOM       json.RawMessage  `json:"bom,omitempty"`
+}
+
+// Sink prints BOMs as JSON lines. It implements sinks.Sink.
+type Sink struct {
+	name string
+	log  *zap.Logger
+
+	mu   sync.Mutex
+	w    io.Writer
+	seen map[string]printed // by cluster/uid
+}
+
+type printed struct {
+	bomHash   string
+	tombstone uint64 // change seq of the last printed tombstone
+}
+
+// New validates cfg and returns a sink.
+func New(cfg Config, log *zap.Logger) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		cfg.Name = Type
+	}
+	if cfg.Writer == nil {
+		cfg.Writer = os.Stdout
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Sink{name: cfg.Name, w: cfg.Writer, log: log.With(zap.String("sink", cfg.Name)), seen: map[string]printed{}}, nil
+}
+
+// Factory is the sinks.Factory of the stdout sink.
+func Factory(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
+	var cfg Config
+	if err := sinks.DecodeConfig(raw, &cfg); err != nil {
+		return nil, err
+	}
+	cfg.Name = name
+	return New(cfg, log)
+}
+
+// Name implements sinks.Sink.
+func (s *Sink) Name() string { return s.name }
+
+// Close implements sinks.Sink; it does not close the writer.
+func (s *Sink) Close() error { return nil }
+
+// Export implements sinks.Sink.
+func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
+	var body bytes.Buffer
+	if err := json.Compact(&body, b.Body); err != nil {
+		return sinks.Permanent(fmt.Errorf("export %s: body is not JSON: %w", b.Workload, err))
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("export %s: %w", b.Workload, err)
+	}
+	key := b.Workload.Cluster + "/" + b.Workload.UID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.seen[key]
+	if p.bomHash == b.BomHash {
+		return nil
+	}
+	line := Line{Type: "bom", Workload: b.Workload, BomHash: b.BomHash, InputHash: b.InputHash,
+		ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), BOM: body.Bytes()}
+	if err := s.write(line); err != nil {
+		return fmt.Errorf("export %s: %w", b.Workload, err)
+	}
+	p.bomHash = b.BomHash
+	s.seen[key] = p
+	return nil
+}
+
+// Tombstone implements sinks.Sink.
+func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	}
+	key := t.Workload.Cluster + "/" + t.Workload.UID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.seen[key]
+	if p.tombstone != 0 && p.tombstone >= t.ChangeSeq {
+		return nil
+	}
+	line := Line{Type: "tombstone", Workload: t.Workload, ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC()}
+	if err := s.write(line); err != nil {
+		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	}
+	p.tombstone = t.ChangeSeq
+	s.seen[key] = p
+	return nil
+}
+
+// write prints one line with a single Write call; s.mu is held.
+func (s *Sink) write(l Line) error {
+	b, err := schemas.CanonicalJSON(l)
+	if err != nil {
+		return sinks.Permanent(err)
+	}
+	_, err = s.w.Write(append(b, '\n'))
+	return err
+}
