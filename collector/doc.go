@@ -1,0 +1,40 @@
+// Package collector turns Kubernetes objects into the Inputs of a BOM.
+//
+// The flow, for one object:
+//
+//	manifest document or cluster object (map[string]any)
+//	  -> kind profile        which parts of this kind are components, containers,
+//	                         roles and model/runtime fields (profiles.yaml)
+//	  -> Normalizer.Normalize  identity, components, containers, scrubbed
+//	                         command/args, allow-listed env, fields
+//	  -> schemas.Inputs      hashed by schemas.InputHash
+//	  -> schemas.WorkloadChange (schemas.NewObserved), published on CHANGES
+//	                         when the input hash of the workload changed
+//
+// Manifests are read by collector/manifest (files, lines, `kind: List`) and
+// turned into events by collector/files. The watch of a live cluster (client-go
+// informers, owner resolution, image digests from pod status, leader election)
+// comes later and feeds the same Normalizer; only it fills Inputs.Owned and
+// Inputs.Digests.
+//
+// Kind profiles are data. The built-in table (profiles.yaml, embedded) covers
+// the Kubernetes workloads, Dynamo, LeaderWorkerSet, DisaggregatedSet, KServe,
+// the NIM operator and the vLLM production stack, and lists the kinds that are
+// not workloads. Config.ProfilesFile adds kinds or replaces built-in ones
+// without a release; the Go code only interprets the table. Normalize reports
+// a kind it has no profile for with ErrUnknownKind, and an object with no BOM
+// of its own (a Service, a KServe runtime template, a ReplicaSet controlled by
+// a Deployment) with ErrNotWorkload.
+//
+// Secrets never leave Normalize: env values are kept only for allow-listed
+// model and engine variables (and even then dropped when they look like a
+// credential), secretKeyRef and envFrom keep names only, and ScrubArgs
+// replaces the values of secret-named flags, Hugging Face tokens, bearer
+// tokens and URL passwords in commands and arguments, inside shell strings
+// too. Replica counts, status, annotations, resourceVersion and rollout
+// knobs are never read, so they cannot move the input hash.
+//
+// Everything is ordered: components in profile order, then list order, then
+// sorted map keys; main containers before init containers, each in manifest
+// order; fields by name and locator.
+package collector

@@ -1,0 +1,13 @@
+// Package files is the manifest source of the collector: it turns YAML or JSON
+// manifests on disk into the same WorkloadChange events the cluster watch
+// emits, so that `bomstream render` and `bomstream run --manifests DIR` see
+// exactly what the collector would.
+//
+// Each document is read by collector/manifest (which knows files, lines and
+// `kind: List`), normalized by collector.Normalizer into Inputs (manifests
+// have no uid, so the normalizer derives a stable one from
+// cluster/namespace/kind/name, and no digests can be resolved), and wrapped in
+// a WorkloadChange observed at the file's modification time. Documents that
+// are not workloads become Notes; unreadable documents become errors naming
+// the file and line. Neither stops the other documents.
+package files

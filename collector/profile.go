@@ -1,0 +1,392 @@
+package collector
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+//go:embed profiles.yaml
+var builtinProfiles []byte
+
+// profileFile is the YAML shape of profiles.yaml and of Config.ProfilesFile.
+type profileFile struct {
+	Profiles []profileSpec `yaml:"profiles"`
+}
+
+type profileSpec struct {
+	Group         string          `yaml:"group"`
+	Kind          string          `yaml:"kind"`
+	Versions      []string        `yaml:"versions"`
+	Workload      bool            `yaml:"workload"`
+	Owner         *bool           `yaml:"owner"`
+	ClusterScoped bool            `yaml:"clusterScoped"`
+	Note          string          `yaml:"note"`
+	Fields        []fieldSpec     `yaml:"fields"`
+	Components    []componentSpec `yaml:"components"`
+}
+
+type componentSpec struct {
+	Path           string          `yaml:"path"`
+	Name           string          `yaml:"name"`
+	NameFrom       []string        `yaml:"nameFrom"`
+	NameSuffix     string          `yaml:"nameSuffix"`
+	Roles          []string        `yaml:"roles"`
+	RoleFields     []string        `yaml:"roleFields"`
+	RolesWhen      []roleRuleSpec  `yaml:"rolesWhen"`
+	Labels         string          `yaml:"labels"`
+	EnvFromSecrets []string        `yaml:"envFromSecrets"`
+	Containers     []containerSpec `yaml:"containers"`
+	Fields         []fieldSpec     `yaml:"fields"`
+}
+
+type roleRuleSpec struct {
+	Present string   `yaml:"present"`
+	Absent  string   `yaml:"absent"`
+	Roles   []string `yaml:"roles"`
+}
+
+type containerSpec struct {
+	List     string   `yaml:"list"`
+	Single   string   `yaml:"single"`
+	Image    []string `yaml:"image"`
+	ImageSep string   `yaml:"imageSep"`
+	Init     bool     `yaml:"init"`
+	Name     string   `yaml:"name"`
+	NameFrom string   `yaml:"nameFrom"`
+	Locator  string   `yaml:"locator"`
+	Env      string   `yaml:"env"`
+	Command  string   `yaml:"command"`
+	Args     string   `yaml:"args"`
+	When     string   `yaml:"when"`
+	Optional bool     `yaml:"optional"`
+}
+
+type fieldSpec struct {
+	Name  string `yaml:"name"`
+	Path  string `yaml:"path"`
+	Value string `yaml:"value"`
+}
+
+// profile is a compiled profileSpec.
+type profile struct {
+	group, kind   string
+	versions      map[string]bool
+	workload      bool
+	owner         bool
+	clusterScoped bool
+	note          string
+	fields        []fieldRule
+	components    []componentRule
+}
+
+type componentRule struct {
+	path           path
+	name           string
+	nameFrom       []nameSource
+	nameSuffix     string
+	roles          []string
+	roleFields     []path
+	rolesWhen      []roleRule
+	labels         *path
+	envFromSecrets []path
+	containers     []containerRule
+	fields         []fieldRule
+}
+
+type nameSource struct {
+	key  bool
+	path path
+}
+
+type roleRule struct {
+	path    path
+	present bool
+	roles   []string
+}
+
+type containerRule struct {
+	list, single *path
+	image        []path
+	imageSep     string
+	init         bool
+	name         string
+	nameFrom     *path
+	locator      *path
+	env          *path
+	command      *path
+	args         *path
+	when         *path
+	optional     bool
+}
+
+type fieldRule struct {
+	name    string
+	path    path
+	fromKey bool
+}
+
+type gk struct{ group, kind string }
+
+// loadProfiles reads the built-in table and, when file is set, the user's
+// profiles, which replace built-in ones of the same group and kind.
+func loadProfiles(file string) (map[gk]*profile, error) {
+	out := map[gk]*profile{}
+	if err := addProfiles(out, "profiles.yaml (built in)", builtinProfiles); err != nil {
+		return nil, err
+	}
+	if file == "" {
+		return out, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("load profiles: %w", err)
+	}
+	if err := addProfiles(out, file, data); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func addProfiles(into map[gk]*profile, file string, data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var pf profileFile
+	if err := dec.Decode(&pf); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("load profiles %s: %w", file, err)
+	}
+	seen := map[gk]bool{}
+	for i, ps := range pf.Profiles {
+		p, err := compileProfile(ps)
+		if err != nil {
+			return fmt.Errorf("load profiles %s: profiles[%d] (%s %s): %w", file, i, ps.Group, ps.Kind, err)
+		}
+		key := gk{p.group, p.kind}
+		if seen[key] {
+			return fmt.Errorf("load profiles %s: profiles[%d]: group %q kind %q listed twice", file, i, ps.Group, ps.Kind)
+		}
+		seen[key] = true
+		into[key] = p
+	}
+	return nil
+}
+
+func compileProfile(ps profileSpec) (*profile, error) {
+	if ps.Kind == "" {
+		return nil, fmt.Errorf("kind: empty")
+	}
+	p := &profile{
+		group:         ps.Group,
+		kind:          ps.Kind,
+		versions:      map[string]bool{},
+		workload:      ps.Workload,
+		owner:         ps.Workload,
+		clusterScoped: ps.ClusterScoped,
+		note:          ps.Note,
+	}
+	if ps.Owner != nil {
+		p.owner = *ps.Owner
+	}
+	for _, v := range ps.Versions {
+		if v == "" {
+			return nil, fmt.Errorf("versions: empty version")
+		}
+		p.versions[v] = true
+	}
+	if !ps.Workload && len(ps.Components) > 0 {
+		return nil, fmt.Errorf("components: set for a kind that is not a workload")
+	}
+	if ps.Workload && len(ps.Components) == 0 {
+		return nil, fmt.Errorf("components: a workload kind needs at least one")
+	}
+	var err error
+	if p.fields, err = compileFields("fields", ps.Fields); err != nil {
+		return nil, err
+	}
+	for i, cs := range ps.Components {
+		c, err := compileComponent(cs)
+		if err != nil {
+			return nil, fmt.Errorf("components[%d].%w", i, err)
+		}
+		p.components = append(p.components, c)
+	}
+	return p, nil
+}
+
+func compileFields(where string, specs []fieldSpec) ([]fieldRule, error) {
+	var out []fieldRule
+	for i, fs := range specs {
+		if fs.Name == "" {
+			return nil, fmt.Errorf("%s[%d].name: empty", where, i)
+		}
+		p, err := compilePath(fs.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d].path: %w", where, i, err)
+		}
+		r := fieldRule{name: fs.Name, path: p}
+		switch fs.Value {
+		case "":
+		case "key":
+			r.fromKey = true
+		default:
+			return nil, fmt.Errorf("%s[%d].value: %q is not \"key\" or empty", where, i, fs.Value)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func compileComponent(cs componentSpec) (componentRule, error) {
+	var c componentRule
+	var err error
+	if c.path, err = compilePath(cs.Path); err != nil {
+		return c, fmt.Errorf("path: %w", err)
+	}
+	if c.path.up > 0 {
+		return c, fmt.Errorf("path: %q cannot climb above the object", cs.Path)
+	}
+	c.path.absolute = true
+	c.name, c.nameSuffix = cs.Name, cs.NameSuffix
+	for i, nf := range cs.NameFrom {
+		if nf == "key" {
+			c.nameFrom = append(c.nameFrom, nameSource{key: true})
+			continue
+		}
+		p, err := compilePath(nf)
+		if err != nil {
+			return c, fmt.Errorf("nameFrom[%d]: %w", i, err)
+		}
+		c.nameFrom = append(c.nameFrom, nameSource{path: p})
+	}
+	if c.name == "" && len(c.nameFrom) == 0 {
+		return c, fmt.Errorf("name: set name or nameFrom")
+	}
+	for i, r := range cs.Roles {
+		if r == "" {
+			return c, fmt.Errorf("roles[%d]: empty", i)
+		}
+	}
+	c.roles = cs.Roles
+	for i, rf := range cs.RoleFields {
+		p, err := compilePath(rf)
+		if err != nil {
+			return c, fmt.Errorf("roleFields[%d]: %w", i, err)
+		}
+		c.roleFields = append(c.roleFields, p)
+	}
+	for i, rw := range cs.RolesWhen {
+		if (rw.Present == "") == (rw.Absent == "") {
+			return c, fmt.Errorf("rolesWhen[%d]: set exactly one of present, absent", i)
+		}
+		if len(rw.Roles) == 0 {
+			return c, fmt.Errorf("rolesWhen[%d].roles: empty", i)
+		}
+		raw := rw.Present + rw.Absent
+		p, err := compilePath(raw)
+		if err != nil {
+			return c, fmt.Errorf("rolesWhen[%d]: %w", i, err)
+		}
+		c.rolesWhen = append(c.rolesWhen, roleRule{path: p, present: rw.Present != "", roles: rw.Roles})
+	}
+	if c.labels, err = optionalPath("labels", cs.Labels); err != nil {
+		return c, err
+	}
+	for i, ef := range cs.EnvFromSecrets {
+		p, err := compilePath(ef)
+		if err != nil {
+			return c, fmt.Errorf("envFromSecrets[%d]: %w", i, err)
+		}
+		c.envFromSecrets = append(c.envFromSecrets, p)
+	}
+	for i, ct := range cs.Containers {
+		r, err := compileContainer(ct)
+		if err != nil {
+			return c, fmt.Errorf("containers[%d].%w", i, err)
+		}
+		c.containers = append(c.containers, r)
+	}
+	if c.fields, err = compileFields("fields", cs.Fields); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func compileContainer(cs containerSpec) (containerRule, error) {
+	var r containerRule
+	set := 0
+	for _, s := range []bool{cs.List != "", cs.Single != "", len(cs.Image) > 0} {
+		if s {
+			set++
+		}
+	}
+	if set != 1 {
+		return r, fmt.Errorf("list: set exactly one of list, single, image")
+	}
+	var err error
+	if r.list, err = optionalPath("list", cs.List); err != nil {
+		return r, err
+	}
+	if r.single, err = optionalPath("single", cs.Single); err != nil {
+		return r, err
+	}
+	for i, ip := range cs.Image {
+		p, err := compilePath(ip)
+		if err != nil {
+			return r, fmt.Errorf("image[%d]: %w", i, err)
+		}
+		r.image = append(r.image, p)
+	}
+	synth := len(cs.Image) > 0
+	for name, v := range map[string]string{"env": cs.Env, "command": cs.Command, "args": cs.Args, "locator": cs.Locator, "when": cs.When, "nameFrom": cs.NameFrom, "imageSep": cs.ImageSep} {
+		if v != "" && !synth {
+			return r, fmt.Errorf("%s: only for a synthesized container (image)", name)
+		}
+	}
+	if cs.Optional && !synth {
+		return r, fmt.Errorf("optional: only for a synthesized container (image)")
+	}
+	if synth && cs.Name == "" {
+		return r, fmt.Errorf("name: a synthesized container needs a name")
+	}
+	r.imageSep, r.init, r.name, r.optional = cs.ImageSep, cs.Init, cs.Name, cs.Optional
+	for _, f := range []struct {
+		dst  **path
+		name string
+		raw  string
+	}{
+		{&r.nameFrom, "nameFrom", cs.NameFrom},
+		{&r.locator, "locator", cs.Locator},
+		{&r.env, "env", cs.Env},
+		{&r.command, "command", cs.Command},
+		{&r.args, "args", cs.Args},
+		{&r.when, "when", cs.When},
+	} {
+		if *f.dst, err = optionalPath(f.name, f.raw); err != nil {
+			return r, err
+		}
+	}
+	if r.locator != nil && r.locator.segs != nil {
+		for _, s := range r.locator.segs {
+			if s.any || s.alts != nil {
+				return r, fmt.Errorf("locator: %q must not contain wildcards", cs.Locator)
+			}
+		}
+	}
+	return r, nil
+}
+
+func optionalPath(name, raw string) (*path, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	p, err := compilePath(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &p, nil
+}
