@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/bomstream/bomstream/collector/files"
+)
+
+// common are the flags every pipeline command shares. A flag set on the
+// command line wins over BOMSTREAM_* variables, which win over the file.
+type common struct {
+	configFile string
+	cluster    string
+	natsURL    string
+	dataDir    string
+	httpListen string
+	logLevel   string
+	logFormat  string
+}
+
+func (c *common) bind(f *pflag.FlagSet) {
+	f.StringVar(&c.configFile, "config", "", "YAML configuration file (env BOMSTREAM_CONFIG)")
+	f.StringVar(&c.cluster, "cluster", "", "cluster name (default \"default\"; env BOMSTREAM_CLUSTER)")
+	f.StringVar(&c.natsURL, "nats-url", "", "external NATS URL; empty runs the embedded server (env BOMSTREAM_NATS_URL)")
+	f.StringVar(&c.dataDir, "data-dir", "", "embedded server store (default ./bomstream-data; env BOMSTREAM_DATA_DIR)")
+	f.StringVar(&c.httpListen, "http-listen", "", "address of /metrics, /healthz and /readyz, e.g. :9090 (env BOMSTREAM_HTTP_LISTEN)")
+	f.StringVar(&c.logLevel, "log-level", "", "debug, info, warn or error (env BOMSTREAM_LOG_LEVEL)")
+	f.StringVar(&c.logFormat, "log-format", "", "console or json (env BOMSTREAM_LOG_FORMAT)")
+}
+
+// load builds the Config: defaults, then the file, then the environment, then
+// the flags that were set, then extra (command-specific flags).
+func (c *common) load(cmd *cobra.Command, getenv func(string) string, extra func(*Config)) (Config, error) {
+	cfg := defaultConfig()
+	file := c.configFile
+	if file == "" {
+		file = getenv("BOMSTREAM_CONFIG")
+	}
+	if file != "" {
+		if err := loadConfigFile(&cfg, file); err != nil {
+			return cfg, err
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	set := func(name string, dst *string, v string) {
+		if cmd.Flags().Changed(name) {
+			*dst = v
+		}
+	}
+	set("cluster", &cfg.Cluster, c.cluster)
+	set("nats-url", &cfg.Stream.URL, c.natsURL)
+	set("data-dir", &cfg.Stream.DataDir, c.dataDir)
+	set("http-listen", &cfg.HTTP.Listen, c.httpListen)
+	set("log-level", &cfg.Log.Level, c.logLevel)
+	set("log-format", &cfg.Log.Format, c.logFormat)
+	if extra != nil {
+		extra(&cfg)
+	}
+	return cfg, nil
+}
+
+// process starts logging and the HTTP endpoint, builds the pipeline, and calls
+// body with it. It closes everything on return.
+func process(cmd *cobra.Command, e *env, cfg Config, st stages, body func(ctx context.Context, p *pipeline) error) error {
+	ctx := cmd.Context()
+	log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
+	defer func() { _ = log.Sync() }()
+	obs := newObserver()
+	p, err := newPipeline(ctx, cfg, st, e.sinks, log, obs)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	hctx, stopHTTP := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := obs.serve(hctx, cfg.HTTP, log, e.httpAddr); err != nil {
+			log.Error("http endpoint stopped", zap.Error(err))
+		}
+	}()
+	err = body(ctx, p)
+	stopHTTP()
+	wg.Wait()
+	return err
+}
+
+func runCmd(e *env) *cobra.Command {
+	var (
+		c         common
+		manifests string
+		once      bool
+		interval  time.Duration
+		sinkDir   string
+		toStdout  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the whole pipeline in one process (embedded JetStream by default)",
+		Long: `run starts the collector source, the transformer and the sinks in one process.
+With no flags it keeps its JetStream store in ./bomstream-data and writes BOMs
+as files under ./boms.
+
+With --manifests DIR it reads manifests instead of a cluster; with --once it
+syncs them, waits until every BOM is exported, prints a summary and exits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load(cmd, e.getenv, func(cfg *Config) {
+				if cmd.Flags().Changed("manifests") {
+					cfg.Manifests.Dir = manifests
+				}
+				if once {
+					cfg.Manifests.Once = true
+				}
+				if cmd.Flags().Changed("interval") {
+					cfg.Manifests.Interval = interval
+				}
+				if len(cfg.Sinks) == 0 {
+					cfg.Sinks = []SinkConfig{{Name: "file", Type: "file", Config: map[string]any{"dir": sinkDir}}}
+					if toStdout {
+						cfg.Sinks = append(cfg.Sinks, SinkConfig{Name: "stdout", Type: "stdout"})
+					}
+				}
+			})
+			if err != nil {
+				return err
+			}
+			if cfg.Manifests.Once && cfg.Manifests.Dir == "" {
+				return fmt.Errorf("--once needs --manifests DIR")
+			}
+			if cfg.Manifests.Dir == "" {
+				return fmt.Errorf("no source: give --manifests DIR (the cluster collector is not part of this build yet)")
+			}
+			st := stages{source: true, transformer: true, sinks: []string{"*"}}
+			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
+				if cfg.Manifests.Once {
+					return runOnce(ctx, p, cmd.OutOrStdout())
+				}
+				return runWatch(ctx, p)
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVar(&manifests, "manifests", "", "read workloads from this directory of manifests (env BOMSTREAM_MANIFESTS)")
+	f.BoolVar(&once, "once", false, "sync the manifests once, drain the pipeline, print a summary and exit")
+	f.DurationVar(&interval, "interval", 2*time.Second, "how often to look for edited manifests")
+	f.StringVar(&sinkDir, "sink-dir", "boms", "directory of the default file sink (when no sink is configured)")
+	f.BoolVar(&toStdout, "stdout", false, "also print every BOM as a JSON line (when no sink is configured)")
+	return cmd
+}
+
+// runOnce syncs the manifests, waits until every stage has drained, and
+// prints what was found.
+func runOnce(ctx context.Context, p *pipeline, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx) }()
+	res, loaded, syncErr := p.watcher().Once(ctx)
+	drainErr := p.waitDrained(ctx)
+	cancel()
+	runErr := <-done
+	printSummary(out, p, res, loaded)
+	for _, n := range loaded.Notes {
+		p.log.Debug("skipped", zap.String("note", n.String()))
+	}
+	return errors.Join(syncErr, drainErr, runErr)
+}
+
+func runWatch(ctx context.Context, p *pipeline) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx) }()
+	werr := p.watcher().Run(ctx)
+	cancel()
+	return errors.Join(werr, <-done)
+}
+
+// printSummary prints one row per workload read, then the totals.
+func printSummary(out io.Writer, p *pipeline, res files.SyncResult, loaded files.Loaded) {
+	type row struct{ workload, runtime, models, roles string }
+	var rows []row
+	boms := 0
+	for _, ev := range loaded.Events {
+		r, err := p.renderer.Render(ev)
+		w := ev.Data.Workload
+		name := w.Namespace + "/" + w.Kind + "/" + w.Name
+		switch {
+		case err != nil:
+			rows = append(rows, row{name, "error: " + err.Error(), "", ""})
+		case r.BOM == nil:
+			continue
+		default:
+			boms++
+			rows = append(rows, row{name, runtimesText(r.Summary), orDash(strings.Join(r.Summary.Models, ", ")), orDash(strings.Join(r.Summary.Roles, ", "))})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].workload < rows[j].workload })
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKLOAD\tRUNTIME\tMODELS\tROLES")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.workload, r.runtime, r.models, r.roles)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(out, "\n%d workloads read, %d serving (one BOM each), %d notes; %d new events, %d tombstones\n",
+		res.Workloads, boms, res.Notes, res.Published, res.Tombstones)
+	for _, s := range p.sinks {
+		st := s.runner.Stats()
+		fmt.Fprintf(out, "sink %s: %d exported, %d tombstones, %d already exported, %d dead-lettered\n",
+			s.cfg.Name, st.Exported, st.Tombstones, st.SkippedDuplicate, st.DeadLettered)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

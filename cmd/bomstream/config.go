@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/transformer"
+	"github.com/bomstream/bomstream/transformer/service"
+)
+
+// Config is the whole configuration of a bomstream process. Each part belongs
+// to the component that uses it and validates itself; this struct only binds
+// them to one YAML file, BOMSTREAM_* variables and flags, in that order of
+// precedence (flags win).
+type Config struct {
+	Cluster     string            `yaml:"cluster"`
+	Stream      stream.Config     `yaml:"stream"`
+	Collector   CollectorConfig   `yaml:"collector"`
+	Manifests   ManifestsConfig   `yaml:"manifests"`
+	Transformer TransformerConfig `yaml:"transformer"`
+	Sinks       []SinkConfig      `yaml:"sinks"`
+	HTTP        HTTPConfig        `yaml:"http"`
+	Log         LogConfig         `yaml:"log"`
+}
+
+// CollectorConfig is the normalization part of the collector.
+type CollectorConfig struct {
+	DefaultNamespace string   `yaml:"defaultNamespace"`
+	EnvAllow         []string `yaml:"envAllow"`
+	LabelAllow       []string `yaml:"labelAllow"`
+	ProfilesFile     string   `yaml:"profilesFile"`
+}
+
+// ManifestsConfig is the manifest source of `bomstream run`.
+type ManifestsConfig struct {
+	Dir      string        `yaml:"dir"`
+	Once     bool          `yaml:"once"`
+	Interval time.Duration `yaml:"interval"`
+}
+
+// TransformerConfig is the renderer and its stage loop.
+type TransformerConfig struct {
+	RulesFile string         `yaml:"rulesFile"`
+	Service   service.Config `yaml:"service"`
+}
+
+// SinkConfig is one configured sink: a name (unique, it names the durable
+// consumer and the ledger), a type from the registry, the runner's settings,
+// and the sink's own settings, decoded strictly by the sink's package.
+type SinkConfig struct {
+	Name   string         `yaml:"name"`
+	Type   string         `yaml:"type"`
+	Runner runner.Config  `yaml:"runner"`
+	Config map[string]any `yaml:"config"`
+}
+
+var clusterName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
+
+// defaultConfig is the embedded default: data in ./bomstream-data, BOMs as
+// files in ./boms.
+func defaultConfig() Config {
+	return Config{
+		Cluster: "default",
+		Stream:  stream.Config{DataDir: stream.DefaultDataDir},
+	}
+}
+
+// defaultSinks is used when no sink is configured.
+func defaultSinks() []SinkConfig {
+	return []SinkConfig{{Name: "file", Type: "file", Config: map[string]any{"dir": "boms"}}}
+}
+
+// loadConfigFile merges a YAML file over c; unknown keys are errors that name
+// the line.
+func loadConfigFile(c *Config, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// applyEnv reads the BOMSTREAM_* variables the environment sets.
+func applyEnv(c *Config, getenv func(string) string) error {
+	str := map[string]*string{
+		"BOMSTREAM_CLUSTER":       &c.Cluster,
+		"BOMSTREAM_NATS_URL":      &c.Stream.URL,
+		"BOMSTREAM_NATS_CREDS":    &c.Stream.CredsFile,
+		"BOMSTREAM_NATS_NKEY":     &c.Stream.NKeyFile,
+		"BOMSTREAM_NATS_USER":     &c.Stream.User,
+		"BOMSTREAM_NATS_PASSWORD": &c.Stream.Password,
+		"BOMSTREAM_NATS_TOKEN":    &c.Stream.Token,
+		"BOMSTREAM_NATS_TLS_CA":   &c.Stream.TLSCA,
+		"BOMSTREAM_NATS_TLS_CERT": &c.Stream.TLSCert,
+		"BOMSTREAM_NATS_TLS_KEY":  &c.Stream.TLSKey,
+		"BOMSTREAM_DATA_DIR":      &c.Stream.DataDir,
+		"BOMSTREAM_MANIFESTS":     &c.Manifests.Dir,
+		"BOMSTREAM_HTTP_LISTEN":   &c.HTTP.Listen,
+		"BOMSTREAM_LOG_LEVEL":     &c.Log.Level,
+		"BOMSTREAM_LOG_FORMAT":    &c.Log.Format,
+		"BOMSTREAM_RULES":         &c.Transformer.RulesFile,
+		"BOMSTREAM_PROFILES":      &c.Collector.ProfilesFile,
+	}
+	for k, p := range str {
+		if v := getenv(k); v != "" {
+			*p = v
+		}
+	}
+	if v := getenv("BOMSTREAM_STREAM_REPLICAS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("BOMSTREAM_STREAM_REPLICAS: %w", err)
+		}
+		c.Stream.Replicas = n
+	}
+	return nil
+}
+
+// Validate checks every part, naming the field at fault, before anything starts.
+func (c Config) Validate(reg sinks.Registry) error {
+	var errs []error
+	if !clusterName.MatchString(c.Cluster) {
+		errs = append(errs, fmt.Errorf("cluster: %q is not 1-63 characters of [A-Za-z0-9_-]", c.Cluster))
+	}
+	errs = append(errs, c.Stream.Validate(), c.HTTP.Validate(), c.Log.Validate())
+	if err := c.Transformer.Service.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("transformer.service: %w", err))
+	}
+	if err := c.normalizerConfig().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("collector: %w", err))
+	}
+	if err := c.rendererConfig().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("transformer: %w", err))
+	}
+	if c.Manifests.Interval < 0 {
+		errs = append(errs, fmt.Errorf("manifests.interval: negative"))
+	}
+	if c.Manifests.Dir != "" {
+		if fi, err := os.Stat(c.Manifests.Dir); err != nil {
+			errs = append(errs, fmt.Errorf("manifests.dir: %w", err))
+		} else if !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("manifests.dir: %s is not a directory", c.Manifests.Dir))
+		}
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Sinks {
+		field := fmt.Sprintf("sinks[%d]", i)
+		if s.Name == "" {
+			s.Name = s.Type
+		}
+		if err := sinks.ValidateName(s.Name); err != nil {
+			errs = append(errs, fmt.Errorf("%s.name: %w", field, err))
+		}
+		if seen[s.Name] {
+			errs = append(errs, fmt.Errorf("%s.name: %q is used twice", field, s.Name))
+		}
+		seen[s.Name] = true
+		if _, ok := reg[s.Type]; !ok {
+			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)", field, s.Type, reg.Types()))
+		}
+		if err := s.Runner.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%w", field, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) normalizerConfig() collector.Config {
+	return collector.Config{
+		Cluster:          c.Cluster,
+		DefaultNamespace: c.Collector.DefaultNamespace,
+		EnvAllow:         c.Collector.EnvAllow,
+		LabelAllow:       c.Collector.LabelAllow,
+		ProfilesFile:     c.Collector.ProfilesFile,
+	}
+}
+
+func (c Config) rendererConfig() transformer.Config {
+	return transformer.Config{Version: version(), RulesFile: c.Transformer.RulesFile}
+}

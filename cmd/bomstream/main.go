@@ -1,0 +1,23 @@
+// Command bomstream keeps a CycloneDX AI-BOM for every model-serving workload
+// and exports it to the configured sinks. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/bomstream/bomstream/sinks/registry"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, sinks: registry.Builtin()})
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bomstream:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/transformer"
+	"github.com/bomstream/bomstream/transformer/service"
+)
+
+// stages says which parts of the pipeline a process runs.
+type stages struct {
+	source      bool     // the manifest source (needs cfg.Manifests.Dir)
+	transformer bool     // the CHANGES -> BOMS loop
+	sinks       []string // names of the sinks to run; nil = none, ["*"] = all
+}
+
+// pipeline is one process's share of bomstream, wired from a validated Config.
+type pipeline struct {
+	cfg      Config
+	log      *zap.Logger
+	obs      *observer
+	bus      *stream.Bus
+	norm     *collector.Normalizer
+	renderer *transformer.Renderer
+	svc      *service.Service
+	sinks    []*sinkStage
+}
+
+type sinkStage struct {
+	cfg    SinkConfig
+	sink   sinks.Sink
+	runner *runner.Runner
+}
+
+func (s *sinkStage) durable() string {
+	if s.cfg.Runner.Durable != "" {
+		return s.cfg.Runner.Durable
+	}
+	return "sink-" + s.cfg.Name
+}
+
+// newPipeline validates cfg, opens the bus and builds the stages asked for.
+// Nothing runs until run is called.
+func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry, log *zap.Logger, obs *observer) (*pipeline, error) {
+	if len(cfg.Sinks) == 0 {
+		cfg.Sinks = defaultSinks()
+	}
+	for i := range cfg.Sinks {
+		if cfg.Sinks[i].Name == "" {
+			cfg.Sinks[i].Name = cfg.Sinks[i].Type
+		}
+	}
+	if err := cfg.Validate(reg); err != nil {
+		return nil, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	p := &pipeline{cfg: cfg, log: log, obs: obs}
+	var err error
+	if p.norm, err = collector.NewNormalizer(cfg.normalizerConfig()); err != nil {
+		return nil, err
+	}
+	if p.renderer, err = transformer.NewRenderer(cfg.rendererConfig()); err != nil {
+		return nil, err
+	}
+	selected, err := selectSinks(cfg.Sinks, st.sinks)
+	if err != nil {
+		return nil, err
+	}
+	if p.bus, err = stream.Open(ctx, cfg.Stream, log.Named("stream")); err != nil {
+		return nil, err
+	}
+	if st.transformer {
+		if p.svc, err = service.New(p.bus, p.renderer, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	for _, sc := range selected {
+		s, err := reg.New(sc.Type, sc.Name, sc.Config, log.Named("sink"))
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		stage := &sinkStage{cfg: sc, sink: s}
+		p.sinks = append(p.sinks, stage)
+		if stage.runner, err = runner.New(p.bus, s, sc.Runner, log.Named("sink"), obs.reg); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func selectSinks(all []SinkConfig, names []string) ([]SinkConfig, error) {
+	if len(names) == 1 && names[0] == "*" {
+		return all, nil
+	}
+	var out []SinkConfig
+	for _, n := range names {
+		found := false
+		for _, s := range all {
+			if s.Name == n {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("sink %q is not configured (configured: %s)", n, sinkNames(all))
+		}
+	}
+	return out, nil
+}
+
+func sinkNames(all []SinkConfig) string {
+	s := ""
+	for i, c := range all {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.Name
+	}
+	return s
+}
+
+// run runs the transformer and sink stages until ctx is done, then lets them
+// drain their in-flight work. The first stage error cancels the others.
+func (p *pipeline) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 1+len(p.sinks))
+	start := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil {
+				errs <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	if p.svc != nil {
+		start("transformer", p.svc.Run)
+	}
+	for _, s := range p.sinks {
+		start("sink "+s.cfg.Name, s.runner.Run)
+	}
+	p.obs.ready.Store(true)
+	wg.Wait()
+	p.obs.ready.Store(false)
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// consumers are the durable consumers this pipeline's stages read from.
+func (p *pipeline) consumers() [][2]string {
+	var out [][2]string
+	if p.svc != nil {
+		d := p.cfg.Transformer.Service.Durable
+		if d == "" {
+			d = service.DefaultDurable
+		}
+		out = append(out, [2]string{schemas.StreamChanges, d})
+	}
+	for _, s := range p.sinks {
+		out = append(out, [2]string{schemas.StreamBOMs, s.durable()})
+	}
+	return out
+}
+
+// waitDrained returns once every consumer of the pipeline has nothing pending
+// and nothing unacknowledged, in stage order: first the transformer, so that
+// BOMS is complete before the sinks are looked at.
+func (p *pipeline) waitDrained(ctx context.Context) error {
+	for _, c := range p.consumers() {
+		for {
+			done, err := consumerDrained(ctx, p.bus, c[0], c[1])
+			if err != nil {
+				return err
+			}
+			if done {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("wait for %s to drain: %w", c[1], ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func consumerDrained(ctx context.Context, bus *stream.Bus, streamName, durable string) (bool, error) {
+	cons, err := bus.JS.Consumer(ctx, streamName, durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return false, nil // not created yet
+	}
+	if err != nil {
+		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
+	}
+	return info.NumPending == 0 && info.NumAckPending == 0, nil
+}
+
+// watcher is the manifest source over cfg.Manifests.Dir.
+func (p *pipeline) watcher() *files.Watcher {
+	return &files.Watcher{
+		Dir:        p.cfg.Manifests.Dir,
+		Cluster:    p.cfg.Cluster,
+		Normalizer: p.norm,
+		Publisher:  p.bus,
+		Interval:   p.cfg.Manifests.Interval,
+		Log:        p.log.Named("manifests"),
+	}
+}
+
+func (p *pipeline) close() {
+	for _, s := range p.sinks {
+		if err := s.sink.Close(); err != nil {
+			p.log.Warn("close sink", zap.String("sink", s.cfg.Name), zap.Error(err))
+		}
+	}
+	if p.bus != nil {
+		p.bus.Close()
+	}
+}

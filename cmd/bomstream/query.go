@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/transformer"
+)
+
+// version is one message of a workload's history on BOMS.
+type bomVersion struct {
+	Time      time.Time
+	StreamSeq uint64
+	ChangeSeq uint64
+	InputHash string
+	BomHash   string
+	Tombstone bool
+	Body      []byte
+}
+
+// findWorkload resolves NAMESPACE/KIND/NAME to the workload's identity from its
+// latest event on CHANGES (subjects carry uids, not names).
+func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (schemas.Workload, error) {
+	ns, kind, name, err := schemas.ParseKey(key)
+	if err != nil {
+		return schemas.Workload{}, err
+	}
+	var found []schemas.Workload
+	err = bus.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
+		w := ev.Data.Workload
+		if w.Namespace == ns && strings.EqualFold(w.Kind, kind) && w.Name == name {
+			found = append(found, w)
+		}
+		return nil
+	})
+	if err != nil {
+		return schemas.Workload{}, err
+	}
+	switch len(found) {
+	case 0:
+		return schemas.Workload{}, fmt.Errorf("workload %s not found in cluster %s", key, cluster)
+	case 1:
+		return found[0], nil
+	}
+	// Deleted and re-created objects have several uids: the newest wins.
+	return found[len(found)-1], nil
+}
+
+// history lists every BOM version and tombstone of a workload, oldest first.
+func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVersion, error) {
+	var out []bomVersion
+	err := bus.Messages(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
+		v := bomVersion{Time: m.Time, StreamSeq: m.Sequence, Body: m.Data}
+		v.ChangeSeq, _ = strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
+		v.InputHash = m.Header.Get(schemas.HeaderInputHash)
+		v.BomHash = m.Header.Get(schemas.HeaderBomHash)
+		v.Tombstone = m.Header.Get(schemas.HeaderTombstone) == "true"
+		out = append(out, v)
+		return nil
+	})
+	return out, err
+}
+
+func historyCmd(e *env) *cobra.Command {
+	var c common
+	cmd := &cobra.Command{
+		Use:   "history NAMESPACE/KIND/NAME",
+		Short: "List every BOM version of a workload: when, inputHash, bomHash, runtime, models",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			return process(cmd, e, cfg, stages{}, func(ctx context.Context, p *pipeline) error {
+				w, err := findWorkload(ctx, p.bus, cfg.Cluster, args[0])
+				if err != nil {
+					return err
+				}
+				vs, err := history(ctx, p.bus, w)
+				if err != nil {
+					return err
+				}
+				printHistory(cmd.OutOrStdout(), w, vs)
+				return nil
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	return cmd
+}
+
+func printHistory(out io.Writer, w schemas.Workload, vs []bomVersion) {
+	fmt.Fprintf(out, "%s (uid %s)\n", w, w.UID)
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tCHANGE\tINPUT HASH\tBOM HASH\tRUNTIME\tMODELS")
+	for _, v := range vs {
+		if v.Tombstone {
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\tdeleted\t-\n", v.Time.UTC().Format(time.RFC3339), v.ChangeSeq)
+			continue
+		}
+		s, err := transformer.SummaryOf(v.Body)
+		rt, models := runtimesText(s), orDash(strings.Join(s.Models, ", "))
+		if err != nil {
+			rt, models = "unreadable: "+err.Error(), "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", v.Time.UTC().Format(time.RFC3339), v.ChangeSeq,
+			short(v.InputHash), short(v.BomHash), rt, models)
+	}
+	_ = tw.Flush()
+}
+
+// short is the first 12 hex digits of a sha256:<hex> hash.
+func short(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func getCmd(e *env) *cobra.Command {
+	var (
+		c  common
+		at string
+	)
+	cmd := &cobra.Command{
+		Use:   "get [--at TIME] NAMESPACE/KIND/NAME",
+		Short: "Print the BOM a workload had at a point in time (default: now)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			when := time.Now()
+			if at != "" {
+				if when, err = parseTime(at); err != nil {
+					return fmt.Errorf("--at: %w", err)
+				}
+			}
+			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			return process(cmd, e, cfg, stages{}, func(ctx context.Context, p *pipeline) error {
+				w, err := findWorkload(ctx, p.bus, cfg.Cluster, args[0])
+				if err != nil {
+					return err
+				}
+				vs, err := history(ctx, p.bus, w)
+				if err != nil {
+					return err
+				}
+				v, err := versionAt(vs, when)
+				if err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				_, err = cmd.OutOrStdout().Write(append(v.Body, '\n'))
+				return err
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	cmd.Flags().StringVar(&at, "at", "", "point in time (RFC 3339, a date, or a duration ago such as 72h)")
+	return cmd
+}
+
+// versionAt is the last version published at or before t.
+func versionAt(vs []bomVersion, t time.Time) (bomVersion, error) {
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].Time.After(t) })
+	if i == 0 {
+		return bomVersion{}, fmt.Errorf("no BOM at %s (the first is from %s)", t.UTC().Format(time.RFC3339), firstTime(vs))
+	}
+	v := vs[i-1]
+	if v.Tombstone {
+		return bomVersion{}, errors.New("deleted at " + v.Time.UTC().Format(time.RFC3339))
+	}
+	return v, nil
+}
+
+func firstTime(vs []bomVersion) string {
+	if len(vs) == 0 {
+		return "never"
+	}
+	return vs[0].Time.UTC().Format(time.RFC3339)
+}

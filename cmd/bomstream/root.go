@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bomstream/bomstream/sinks"
+)
+
+// env is everything a command takes from the process: its output streams, its
+// environment variables, the sink types it knows, and (for tests) where to
+// report the bound address of the HTTP endpoint.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	sinks          sinks.Registry
+	httpAddr       chan<- string
+}
+
+// run builds the command tree and executes it; it is main without the exit, so
+// tests drive the CLI exactly as a user does.
+func run(ctx context.Context, args []string, e *env) error {
+	stdout, stderr := e.stdout, e.stderr
+	root := &cobra.Command{
+		Use:           "bomstream",
+		Short:         "AI-BOMs for the models and inference engines running in Kubernetes",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e))
+	return root.ExecuteContext(ctx)
+}
+
+// version is the module version stamped by the Go toolchain, or "dev" for a
+// build from a work tree.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the bomstream version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := io.WriteString(cmd.OutOrStdout(), "bomstream "+version()+"\n")
+			return err
+		},
+	}
+}

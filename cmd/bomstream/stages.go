@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bomstream/bomstream/sinks/runner"
+)
+
+// transformerCmd runs only the transformer stage, typically as one of several
+// replicas against an external NATS.
+func transformerCmd(e *env) *cobra.Command {
+	var c common
+	cmd := &cobra.Command{
+		Use:   "transformer",
+		Short: "Run the transformer stage: render CHANGES into BOMS",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			return process(cmd, e, cfg, stages{transformer: true}, func(ctx context.Context, p *pipeline) error {
+				return p.run(ctx)
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	return cmd
+}
+
+// sinkCmd runs sink stages: the named ones, or every configured sink.
+func sinkCmd(e *env) *cobra.Command {
+	var (
+		c     common
+		names []string
+	)
+	cmd := &cobra.Command{
+		Use:   "sink [--name NAME]...",
+		Short: "Run sink stages: export BOMS to the configured sinks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			sel := names
+			if len(sel) == 0 {
+				sel = []string{"*"}
+			}
+			return process(cmd, e, cfg, stages{sinks: sel}, func(ctx context.Context, p *pipeline) error {
+				return p.run(ctx)
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	cmd.Flags().StringSliceVar(&names, "name", nil, "sink to run (repeatable); default all configured sinks")
+	return cmd
+}
+
+// replayCmd re-drives one sink over the BOMS stream. The sink's ledger makes
+// it idempotent: what was exported before is not written again.
+func replayCmd(e *env) *cobra.Command {
+	var (
+		c       common
+		name    string
+		since   string
+		fromSeq uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "replay --sink NAME [--since TIME | --from-seq N]",
+		Short: "Backfill one sink by replaying the BOMS stream",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			var start time.Time
+			if since != "" {
+				if start, err = parseTime(since); err != nil {
+					return fmt.Errorf("--since: %w", err)
+				}
+			}
+			if !start.IsZero() && fromSeq != 0 {
+				return fmt.Errorf("--since and --from-seq: give at most one")
+			}
+			out := cmd.OutOrStdout()
+			return process(cmd, e, cfg, stages{sinks: []string{name}}, func(ctx context.Context, p *pipeline) error {
+				s := p.sinks[0]
+				rc := s.cfg.Runner
+				rc.StartSeq, rc.StartTime = fromSeq, start
+				last := time.Time{}
+				st, err := runner.Replay(ctx, p.bus, s.sink, rc, p.log.Named("replay"), func(done, total uint64, rate float64) {
+					if time.Since(last) < time.Second && done != total {
+						return
+					}
+					last = time.Now()
+					fmt.Fprintf(out, "replay %s: %d/%d messages, %.0f msg/s\n", name, done, total, rate)
+				})
+				fmt.Fprintf(out, "replay %s: %d exported, %d tombstones, %d already exported, %d superseded, %d dead-lettered\n",
+					name, st.Exported, st.Tombstones, st.SkippedDuplicate, st.SkippedSuperseded, st.DeadLettered)
+				return err
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVar(&name, "sink", "", "name of the configured sink to replay into (required)")
+	f.StringVar(&since, "since", "", "replay BOMs published at or after TIME (RFC 3339, or a duration ago such as 24h)")
+	f.Uint64Var(&fromSeq, "from-seq", 0, "replay from this BOMS stream sequence")
+	_ = cmd.MarkFlagRequired("sink")
+	return cmd
+}
+
+// parseTime reads RFC 3339 (or a date), or a duration meaning that long ago.
+func parseTime(s string) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return time.Now().Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither RFC 3339, a date, nor a duration", s)
+}
