@@ -73,6 +73,27 @@ func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVer
 	return out, err
 }
 
+// withHistory opens the stream (quietly), finds the workload named by key and
+// calls fn with its history.
+func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(schemas.Workload, []bomVersion) error) error {
+	cfg, err := c.load(cmd, e.getenv, nil)
+	if err != nil {
+		return err
+	}
+	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+	return process(cmd, e, cfg, stages{}, func(ctx context.Context, p *pipeline) error {
+		w, err := findWorkload(ctx, p.bus, cfg.Cluster, key)
+		if err != nil {
+			return err
+		}
+		vs, err := history(ctx, p.bus, w)
+		if err != nil {
+			return err
+		}
+		return fn(w, vs)
+	})
+}
+
 func historyCmd(e *env) *cobra.Command {
 	var c common
 	cmd := &cobra.Command{
@@ -80,20 +101,7 @@ func historyCmd(e *env) *cobra.Command {
 		Short: "List every BOM version of a workload: when, inputHash, bomHash, runtime, models",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := c.load(cmd, e.getenv, nil)
-			if err != nil {
-				return err
-			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{}, func(ctx context.Context, p *pipeline) error {
-				w, err := findWorkload(ctx, p.bus, cfg.Cluster, args[0])
-				if err != nil {
-					return err
-				}
-				vs, err := history(ctx, p.bus, w)
-				if err != nil {
-					return err
-				}
+			return withHistory(cmd, e, &c, args[0], func(w schemas.Workload, vs []bomVersion) error {
 				printHistory(cmd.OutOrStdout(), w, vs)
 				return nil
 			})
@@ -149,26 +157,14 @@ func getCmd(e *env) *cobra.Command {
 		Short: "Print the BOM a workload had at a point in time (default: now)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := c.load(cmd, e.getenv, nil)
-			if err != nil {
-				return err
-			}
 			when := time.Now()
 			if at != "" {
+				var err error
 				if when, err = parseTime(at); err != nil {
 					return fmt.Errorf("--at: %w", err)
 				}
 			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{}, func(ctx context.Context, p *pipeline) error {
-				w, err := findWorkload(ctx, p.bus, cfg.Cluster, args[0])
-				if err != nil {
-					return err
-				}
-				vs, err := history(ctx, p.bus, w)
-				if err != nil {
-					return err
-				}
+			return withHistory(cmd, e, &c, args[0], func(_ schemas.Workload, vs []bomVersion) error {
 				v, err := versionAt(vs, when)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
