@@ -26,6 +26,7 @@ type common struct {
 	cluster    string
 	natsURL    string
 	dataDir    string
+	natsListen string
 	httpListen string
 	logLevel   string
 	logFormat  string
@@ -36,6 +37,7 @@ func (c *common) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.cluster, "cluster", "", "cluster name (default \"default\"; env BOMSTREAM_CLUSTER)")
 	f.StringVar(&c.natsURL, "nats-url", "", "external NATS URL; empty runs the embedded server (env BOMSTREAM_NATS_URL)")
 	f.StringVar(&c.dataDir, "data-dir", "", "embedded server store (default ./bomstream-data; env BOMSTREAM_DATA_DIR)")
+	f.StringVar(&c.natsListen, "nats-listen", "", "let the embedded server also accept NATS clients at ADDR, e.g. 127.0.0.1:4222, so that history, get and replay can reach a running process with --nats-url (env BOMSTREAM_NATS_LISTEN)")
 	f.StringVar(&c.httpListen, "http-listen", "", "address of /metrics, /healthz and /readyz, e.g. :9090 (env BOMSTREAM_HTTP_LISTEN)")
 	f.StringVar(&c.logLevel, "log-level", "", "debug, info, warn or error (env BOMSTREAM_LOG_LEVEL)")
 	f.StringVar(&c.logFormat, "log-format", "", "console or json (env BOMSTREAM_LOG_FORMAT)")
@@ -65,6 +67,7 @@ func (c *common) load(cmd *cobra.Command, getenv func(string) string, extra func
 	set("cluster", &cfg.Cluster, c.cluster)
 	set("nats-url", &cfg.Stream.URL, c.natsURL)
 	set("data-dir", &cfg.Stream.DataDir, c.dataDir)
+	set("nats-listen", &cfg.Stream.Listen, c.natsListen)
 	set("http-listen", &cfg.HTTP.Listen, c.httpListen)
 	set("log-level", &cfg.Log.Level, c.logLevel)
 	set("log-format", &cfg.Log.Format, c.logFormat)

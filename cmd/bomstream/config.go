@@ -111,6 +111,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		"BOMSTREAM_NATS_TLS_CERT": &c.Stream.TLSCert,
 		"BOMSTREAM_NATS_TLS_KEY":  &c.Stream.TLSKey,
 		"BOMSTREAM_DATA_DIR":      &c.Stream.DataDir,
+		"BOMSTREAM_NATS_LISTEN":   &c.Stream.Listen,
 		"BOMSTREAM_MANIFESTS":     &c.Manifests.Dir,
 		"BOMSTREAM_HTTP_LISTEN":   &c.HTTP.Listen,
 		"BOMSTREAM_LOG_LEVEL":     &c.Log.Level,
