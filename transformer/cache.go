@@ -1,0 +1,159 @@
+package transformer
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// matchCache memoizes what the rules say about an image name or a command
+// head. Both are pure functions of the string, so the cache never changes an
+// answer; it only saves the regex work for images and commands seen before.
+// It is bounded: past maxEntries new answers are computed and not stored.
+type matchCache struct {
+	images sync.Map // string -> *imageInfo
+	heads  sync.Map // headKey -> []headMatch
+	words  sync.Map // string -> *wordInfo
+	n      atomic.Int64
+}
+
+const maxCacheEntries = 8192
+
+// imageInfo is what the rules find in one image name.
+type imageInfo struct {
+	matches  []imageMatch
+	sim      *notRuntime
+	nimModel string
+}
+
+type imageMatch struct {
+	rule    *runtimeRule
+	version string // from a repository capture, already normalized
+	backend string
+}
+
+type headKey struct {
+	head     string
+	argsOnly bool
+}
+
+type headMatch struct {
+	rule    *runtimeRule
+	pattern pattern
+	text    string
+}
+
+func (c *matchCache) store(m *sync.Map, k, v any) {
+	if c.n.Load() < maxCacheEntries {
+		c.n.Add(1)
+		m.Store(k, v)
+	}
+}
+
+func (c *matchCache) image(r *rules, name string) *imageInfo {
+	if v, ok := c.images.Load(name); ok {
+		return v.(*imageInfo)
+	}
+	info := &imageInfo{}
+	for i := range r.notRuntimes {
+		if r.notRuntimes[i].re.MatchString(name) {
+			info.sim = &r.notRuntimes[i]
+			break
+		}
+	}
+	for _, rt := range r.runtimes {
+		for _, p := range rt.images {
+			m := p.re.FindStringSubmatch(name)
+			if m == nil {
+				continue
+			}
+			im := imageMatch{rule: rt, backend: p.backend}
+			if p.version >= 0 && m[p.version] != "" {
+				im.version = Version(strings.NewReplacer("-", ".", "_", ".").Replace(m[p.version]))
+			}
+			info.matches = append(info.matches, im)
+			break
+		}
+	}
+	if r.nimImage != nil {
+		generic := false
+		for _, g := range r.nimGeneric {
+			generic = generic || g.MatchString(name)
+		}
+		if m := r.nimImage.FindStringSubmatch(name); m != nil && !generic {
+			info.nimModel = m[r.nimImage.SubexpIndex("model")]
+		}
+	}
+	c.store(&c.images, name, info)
+	return info
+}
+
+// head returns the launch patterns matching an invocation head: commands, or
+// args-only patterns when the container gives no command.
+func (c *matchCache) head(r *rules, head string, argsOnly bool) []headMatch {
+	k := headKey{head, argsOnly}
+	if v, ok := c.heads.Load(k); ok {
+		return v.([]headMatch)
+	}
+	var out []headMatch
+	for _, rt := range r.runtimes {
+		pats := rt.commands
+		if argsOnly {
+			pats = rt.argsOnly
+		}
+		for _, p := range pats {
+			if m := p.re.FindString(head); m != "" {
+				out = append(out, headMatch{rule: rt, pattern: p, text: m})
+				break
+			}
+		}
+	}
+	c.store(&c.heads, k, out)
+	return out
+}
+
+// wordInfo is what the per-word rules (hints, role patterns) find in one word.
+type wordInfo struct {
+	roles []string
+	hints []hintMatch
+}
+
+type hintMatch struct {
+	rule *runtimeRule
+	text string
+}
+
+var noWord = &wordInfo{}
+
+// maxCachedWord keeps huge words (a 1 MiB script) out of the cache.
+const maxCachedWord = 256
+
+func (c *matchCache) word(r *rules, w string) *wordInfo {
+	if len(w) <= maxCachedWord {
+		if v, ok := c.words.Load(w); ok {
+			return v.(*wordInfo)
+		}
+	}
+	var info wordInfo
+	for _, rr := range r.roles {
+		if rr.re != nil && rr.re.MatchString(w) {
+			info.roles = append(info.roles, rr.Role)
+		}
+	}
+	for _, rt := range r.runtimes {
+		for _, h := range rt.hints {
+			if m := h.re.FindString(w); m != "" {
+				info.hints = append(info.hints, hintMatch{rule: rt, text: m})
+				break
+			}
+		}
+	}
+	out := &info
+	if len(info.roles) == 0 && len(info.hints) == 0 {
+		out = noWord
+	}
+	if len(w) <= maxCachedWord {
+		c.store(&c.words, w, out)
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+// Package transformer renders the CycloneDX 1.6 AI-BOM of a workload.
+//
+// Render is a pure function: a schemas.WorkloadChange in, a Result out, with no
+// clock, network or randomness of its own. The same event and Config always
+// give the same bytes and so the same BomHash.
+//
+// How an event becomes a BOM:
+//
+//	WorkloadChange
+//	  -> tombstone, runtime template?            Result.Skipped, no BOM
+//	  -> detect (rules.yaml, compiled once)       per component of the Inputs:
+//	       image       ParseImage, then image patterns: an engine, inferred;
+//	                   version from the tag or a repository capture
+//	       command     ParseArgs (sh -c scripts, $(VAR)/${VAR} from allow-listed
+//	                   env, flags, positionals), then launch patterns: declared
+//	       fields      kind fields (backendFramework, modelFormat, runtimeVersion,
+//	                   storageUri, ...): declared
+//	       kind        DynamoGraphDeployment, NIMService, VLLMRuntime, ...
+//	       roles       structural roles, refined by flags, args and labels
+//	       settings    tensor/pipeline parallel size, quantization, ...
+//	       models      flags, positionals, env, fields, NIM image names
+//	     wrappers (Dynamo, NIM, KServe huggingfaceserver) are paired with the
+//	     engine they run: their backend
+//	  -> merge over the workload                  one runtime per engine, one
+//	                                              model per id, one container per image
+//	  -> build cyclonedx-go structures             sorted, deterministic refs
+//	  -> encode (cyclonedx-go JSON encoder, 1.6)   Result.BOM, Result.BomHash
+//
+// The BOM: metadata.component is the workload (type application) with
+// bomstream:* properties for its identity and inputHash; each serving engine
+// is a component of type "application" (an engine is a running server, not a
+// library a program links: CycloneDX's "framework" would misdescribe it);
+// each model is a "machine-learning-model" with a pkg:huggingface purl when its
+// id is a Hugging Face id; each image is a "container" with a pkg:oci purl.
+// Dependencies run workload -> runtimes -> models and workload -> containers; a
+// wrapper depends on the engine it runs; a model no engine uses hangs off the
+// workload.
+//
+// Every claim carries evidence: identity methods (technique manifest-analysis,
+// the value that was seen) and occurrences whose location is the locator in
+// the source object. Confidence is declared (1.0: a kind, a field or an
+// explicit launch command named it), inferred (0.6: only an image name, a hint
+// or an engine-only flag) or unresolved (0.2: a reference that could not be
+// resolved), also given as the property bomstream:confidence.
+//
+// Detection rules are data: rules.yaml is embedded, and Config.RulesFile can
+// replace or add runtimes by name. A Renderer memoizes what the rules say about
+// image names, command heads and short words (bounded, pure functions of the
+// string), which is what makes rendering fast without changing any answer.
+package transformer

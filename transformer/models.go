@@ -1,0 +1,125 @@
+package transformer
+
+import "strings"
+
+// modelClaim is one place a model is named.
+type modelClaim struct {
+	value     string
+	hf        bool // the source only ever holds Hugging Face ids
+	conf      string
+	how       string // "flag --model", "env MODEL_ID", "positional", "field storageUri", "image"
+	locator   string
+	revision  string
+	simulated string
+}
+
+// Model location kinds.
+const (
+	locHF         = "huggingface"
+	locPath       = "path"
+	locName       = "name"
+	locUnresolved = "unresolved"
+	locNIMImage   = "nim-image"
+	locURL        = "url"
+)
+
+var uriKinds = []struct{ prefix, kind string }{
+	{"pvc://", "pvc"}, {"gs://", "gcs"}, {"s3://", "s3"}, {"oci://", "oci"},
+	{"azureblob://", "azure"}, {"https://", locURL}, {"http://", locURL},
+}
+
+// classifyModel names a model value: a Hugging Face id ("org/name", hf://,
+// huggingface.co URLs; bare names only when hf is set), a local path, a
+// storage URI, an unresolved reference, or a bare name.
+func classifyModel(v string, hf bool) (id, kind string) {
+	v = strings.TrimSpace(v)
+	if unresolvedRef(v) {
+		return v, locUnresolved
+	}
+	lower := strings.ToLower(v)
+	for _, p := range []string{"hf://", "https://huggingface.co/", "http://huggingface.co/", "huggingface.co/"} {
+		if strings.HasPrefix(lower, p) {
+			rest := strings.TrimSuffix(v[len(p):], ".git")
+			parts := strings.SplitN(rest, "/", 3)
+			if len(parts) >= 2 && hfPart(parts[0]) && hfPart(parts[1]) {
+				return parts[0] + "/" + strings.TrimSuffix(parts[1], ".git"), locHF
+			}
+			if len(parts) >= 1 && hfPart(parts[0]) && p == "hf://" {
+				return parts[0], locHF
+			}
+			return v, locURL
+		}
+	}
+	for _, u := range uriKinds {
+		if strings.HasPrefix(lower, u.prefix) {
+			return v, u.kind
+		}
+	}
+	if i := strings.Index(v, "://"); i > 0 {
+		return v, strings.ToLower(v[:i])
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~") {
+		return v, locPath
+	}
+	if org, name, ok := strings.Cut(v, "/"); ok {
+		if hfPart(org) && hfPart(name) {
+			return v, locHF
+		}
+		return v, locPath
+	}
+	if hf && hfPart(v) {
+		return v, locHF
+	}
+	return v, locName
+}
+
+// hfPart: a Hugging Face org or repo name: [A-Za-z0-9] then [A-Za-z0-9._-], at
+// most 96 bytes, no "..".
+func hfPart(s string) bool {
+	if s == "" || len(s) > 96 || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// addModel records a model claim of the component cd.
+func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
+	if r.ignoredModel(m.value) {
+		return
+	}
+	id, kind := classifyModel(m.value, m.hf)
+	if m.conf == confDeclared && kind == locUnresolved {
+		m.conf = confUnresolved
+	}
+	if m.how == "image" {
+		kind = locNIMImage
+	}
+	key := kind + ":" + id
+	if kind == locHF {
+		key = kind + ":" + strings.ToLower(id)
+	}
+	mh := d.models[key]
+	if mh == nil {
+		mh = &modelHit{key: key, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
+		d.models[key] = mh
+	}
+	mh.conf = stronger(mh.conf, m.conf)
+	mh.proofs.add(proof{conf: m.conf, value: m.how + " " + m.value, locator: m.locator})
+	if m.revision != "" && kind == locHF {
+		mh.revisions.add(m.revision)
+	}
+	if m.simulated != "" {
+		if mh.props == nil {
+			mh.props = map[string]string{}
+		}
+		mh.props["bomstream:model:simulatedBy"] = m.simulated
+	}
+	cd.models.add(key)
+}

@@ -1,0 +1,436 @@
+package transformer
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed rules.yaml
+var defaultRules []byte
+
+// RuleSet is the YAML shape of the detection rules (rules.yaml and a user
+// override file).
+type RuleSet struct {
+	Runtimes     []RuntimeRule `json:"runtimes"`
+	Kinds        []KindRule    `json:"kinds,omitempty"`
+	NotRuntimes  []NotRuntime  `json:"notRuntimes,omitempty"`
+	Roles        []RoleRule    `json:"roles,omitempty"`
+	Settings     []SettingRule `json:"settings,omitempty"`
+	Models       ModelRules    `json:"models"`
+	ArgsEnv      []string      `json:"argsEnv,omitempty"`
+	BooleanFlags []string      `json:"booleanFlags,omitempty"`
+}
+
+// RuntimeRule says how one serving engine shows itself.
+type RuntimeRule struct {
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	PURL        string         `json:"purl,omitempty"`
+	Images      []PatternRule  `json:"images,omitempty"`
+	Commands    []PatternRule  `json:"commands,omitempty"`
+	ArgsOnly    []PatternRule  `json:"argsOnly,omitempty"`
+	Hints       []PatternRule  `json:"hints,omitempty"`
+	Subcommands []string       `json:"subcommands,omitempty"`
+	ModelFlags  []string       `json:"modelFlags,omitempty"`
+	EngineFlags []string       `json:"engineFlags,omitempty"`
+	Fields      []FieldRule    `json:"fields,omitempty"`
+	Kinds       []KindClaim    `json:"kinds,omitempty"`
+	Env         []EnvRule      `json:"env,omitempty"`
+	Wraps       []string       `json:"wraps,omitempty"`
+	BackendFlag *BackendFlag   `json:"backendFlag,omitempty"`
+	Default     *DefaultEngine `json:"defaultBackend,omitempty"`
+}
+
+// PatternRule is one regex; Model "positional" takes the first positional word
+// (past the rule's subcommands) as the model; Backend names the engine a
+// wrapper runs when this pattern matches.
+type PatternRule struct {
+	Pattern string `json:"pattern"`
+	Model   string `json:"model,omitempty"`
+	Backend string `json:"backend,omitempty"`
+}
+
+// FieldRule matches a kind field's value (case-insensitive regexes).
+type FieldRule struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// KindClaim: objects of Kind run the engine.
+type KindClaim struct {
+	Kind       string `json:"kind"`
+	Confidence string `json:"confidence"`
+}
+
+// EnvRule: a truthy env var selects a backend of a wrapper.
+type EnvRule struct {
+	Name    string `json:"name"`
+	Backend string `json:"backend"`
+}
+
+// BackendFlag maps the values of a wrapper's backend flag to engines ("" = auto).
+type BackendFlag struct {
+	Flags  []string          `json:"flags"`
+	Values map[string]string `json:"values"`
+}
+
+// DefaultEngine is the backend a wrapper picks when nothing says, for
+// components with one of Roles.
+type DefaultEngine struct {
+	Backend string   `json:"backend"`
+	Roles   []string `json:"roles,omitempty"`
+}
+
+// KindRule marks kinds that are not serving workloads: "template" (skipped) or
+// "cache" (models only, never a runtime).
+type KindRule struct {
+	Kind    string `json:"kind"`
+	Purpose string `json:"purpose"`
+}
+
+// NotRuntime is an image that imitates an engine.
+type NotRuntime struct {
+	Pattern   string `json:"pattern"`
+	Name      string `json:"name"`
+	Simulates string `json:"simulates,omitempty"`
+}
+
+// RoleRule refines a component's role from a flag (optionally with a value), a
+// regex on the arguments, or a pod-template label.
+type RoleRule struct {
+	Flag    string   `json:"flag,omitempty"`
+	Value   string   `json:"value,omitempty"`
+	Pattern string   `json:"pattern,omitempty"`
+	Role    string   `json:"role,omitempty"`
+	Label   string   `json:"label,omitempty"`
+	Values  []string `json:"values,omitempty"`
+}
+
+// SettingRule names an engine setting and where it is read.
+type SettingRule struct {
+	Name   string   `json:"name"`
+	Flags  []string `json:"flags,omitempty"`
+	Env    []string `json:"env,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// ModelRules says where models are named.
+type ModelRules struct {
+	Flags           []string `json:"flags,omitempty"`
+	HFFlags         []string `json:"hfFlags,omitempty"`
+	Env             []string `json:"env,omitempty"`
+	HFEnv           []string `json:"hfEnv,omitempty"`
+	RevisionFlags   []string `json:"revisionFlags,omitempty"`
+	RevisionEnv     []string `json:"revisionEnv,omitempty"`
+	Fields          []string `json:"fields,omitempty"`
+	Ignore          []string `json:"ignore,omitempty"`
+	NIMImage        string   `json:"nimImage,omitempty"`
+	NIMImageGeneric []string `json:"nimImageGeneric,omitempty"`
+}
+
+// loadRules parses the embedded rules and merges the override file, if any.
+func loadRules(overrideFile string) (RuleSet, error) {
+	var rs RuleSet
+	if err := yaml.UnmarshalStrict(defaultRules, &rs); err != nil {
+		return rs, fmt.Errorf("parse built-in rules: %w", err)
+	}
+	if overrideFile == "" {
+		return rs, nil
+	}
+	b, err := os.ReadFile(overrideFile)
+	if err != nil {
+		return rs, fmt.Errorf("read rules %s: %w", overrideFile, err)
+	}
+	var user RuleSet
+	if err := yaml.UnmarshalStrict(b, &user); err != nil {
+		return rs, fmt.Errorf("parse rules %s: %w", overrideFile, err)
+	}
+	return mergeRules(rs, user), nil
+}
+
+// mergeRules replaces runtimes by name (or appends new ones) and appends the lists.
+func mergeRules(base, user RuleSet) RuleSet {
+	for _, u := range user.Runtimes {
+		replaced := false
+		for i := range base.Runtimes {
+			if base.Runtimes[i].Name == u.Name {
+				base.Runtimes[i], replaced = u, true
+			}
+		}
+		if !replaced {
+			base.Runtimes = append(base.Runtimes, u)
+		}
+	}
+	base.Kinds = append(base.Kinds, user.Kinds...)
+	base.NotRuntimes = append(base.NotRuntimes, user.NotRuntimes...)
+	base.Roles = append(base.Roles, user.Roles...)
+	base.Settings = append(base.Settings, user.Settings...)
+	base.BooleanFlags = append(base.BooleanFlags, user.BooleanFlags...)
+	base.ArgsEnv = append(base.ArgsEnv, user.ArgsEnv...)
+	m, u := &base.Models, user.Models
+	m.Flags = append(m.Flags, u.Flags...)
+	m.HFFlags = append(m.HFFlags, u.HFFlags...)
+	m.Env = append(m.Env, u.Env...)
+	m.HFEnv = append(m.HFEnv, u.HFEnv...)
+	m.RevisionFlags = append(m.RevisionFlags, u.RevisionFlags...)
+	m.RevisionEnv = append(m.RevisionEnv, u.RevisionEnv...)
+	m.Fields = append(m.Fields, u.Fields...)
+	m.Ignore = append(m.Ignore, u.Ignore...)
+	m.NIMImageGeneric = append(m.NIMImageGeneric, u.NIMImageGeneric...)
+	if u.NIMImage != "" {
+		m.NIMImage = u.NIMImage
+	}
+	return base
+}
+
+// Compiled rules: every regex compiled once, every list turned into a set.
+
+type pattern struct {
+	re      *regexp.Regexp
+	model   bool // positional model
+	backend string
+	version int // index of the "version" capture group, or -1
+}
+
+type fieldMatcher struct {
+	name string
+	res  []*regexp.Regexp
+}
+
+type runtimeRule struct {
+	RuntimeRule
+	images, commands, argsOnly, hints []pattern
+	fields                            []fieldMatcher
+	engineFlags, subcommands, wraps   map[string]bool
+	modelFlags                        map[string]bool
+	kinds                             map[string]string
+	order                             int
+}
+
+type notRuntime struct {
+	NotRuntime
+	re *regexp.Regexp
+}
+
+type roleRule struct {
+	RoleRule
+	re     *regexp.Regexp
+	values map[string]bool
+}
+
+type rules struct {
+	runtimes         []*runtimeRule
+	byName           map[string]*runtimeRule
+	kindPurpose      map[string]string
+	notRuntimes      []notRuntime
+	roles            []roleRule
+	settingFlag      map[string]string // flag -> setting name
+	settingEnv       map[string]string
+	settingField     map[string]string
+	settingOrder     map[string]int
+	modelFlags       map[string]bool
+	hfFlags          map[string]bool
+	modelEnv         map[string]bool
+	hfEnv            map[string]bool
+	revFlags         map[string]bool
+	revEnv           map[string]bool
+	modelFields      map[string]bool
+	ignore           []*regexp.Regexp
+	nimImage         *regexp.Regexp
+	nimGeneric       []*regexp.Regexp
+	booleans         map[string]bool
+	argsEnv          map[string]bool
+	backendFlags     map[string][]*runtimeRule // flag -> wrappers it picks the backend of
+	engineFlagOwners map[string][]string       // flag -> engines it reveals
+	cache            *matchCache
+	envRules         map[string][]envBackend // env name -> wrappers it selects a backend of
+}
+
+type envBackend struct {
+	runtime, backend string
+}
+
+func set(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+func compilePatterns(where string, ps []PatternRule) ([]pattern, error) {
+	out := make([]pattern, 0, len(ps))
+	for i, p := range ps {
+		re, err := regexp.Compile(p.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", where, i, err)
+		}
+		out = append(out, pattern{re: re, model: p.Model == "positional", backend: p.Backend, version: re.SubexpIndex("version")})
+	}
+	return out, nil
+}
+
+func compileRules(rs RuleSet) (*rules, error) {
+	r := &rules{
+		byName:           map[string]*runtimeRule{},
+		kindPurpose:      map[string]string{},
+		settingFlag:      map[string]string{},
+		settingEnv:       map[string]string{},
+		settingField:     map[string]string{},
+		settingOrder:     map[string]int{},
+		modelFlags:       set(rs.Models.Flags),
+		hfFlags:          set(rs.Models.HFFlags),
+		modelEnv:         set(rs.Models.Env),
+		hfEnv:            set(rs.Models.HFEnv),
+		revFlags:         set(rs.Models.RevisionFlags),
+		revEnv:           set(rs.Models.RevisionEnv),
+		modelFields:      set(rs.Models.Fields),
+		booleans:         set(rs.BooleanFlags),
+		argsEnv:          set(rs.ArgsEnv),
+		backendFlags:     map[string][]*runtimeRule{},
+		engineFlagOwners: map[string][]string{},
+		cache:            &matchCache{},
+		envRules:         map[string][]envBackend{},
+	}
+	for i, rt := range rs.Runtimes {
+		where := "runtimes[" + rt.Name + "]"
+		if rt.Name == "" {
+			return nil, fmt.Errorf("runtimes[%d]: name is empty", i)
+		}
+		if _, dup := r.byName[rt.Name]; dup {
+			return nil, fmt.Errorf("%s: duplicate name", where)
+		}
+		c := &runtimeRule{RuntimeRule: rt, engineFlags: set(rt.EngineFlags), subcommands: set(rt.Subcommands), wraps: set(rt.Wraps), modelFlags: set(rt.ModelFlags), kinds: map[string]string{}, order: i}
+		var err error
+		if c.images, err = compilePatterns(where+".images", rt.Images); err != nil {
+			return nil, err
+		}
+		if c.commands, err = compilePatterns(where+".commands", rt.Commands); err != nil {
+			return nil, err
+		}
+		if c.argsOnly, err = compilePatterns(where+".argsOnly", rt.ArgsOnly); err != nil {
+			return nil, err
+		}
+		if c.hints, err = compilePatterns(where+".hints", rt.Hints); err != nil {
+			return nil, err
+		}
+		for _, f := range rt.Fields {
+			fm := fieldMatcher{name: f.Name}
+			for _, v := range f.Values {
+				re, err := regexp.Compile("(?i)" + v)
+				if err != nil {
+					return nil, fmt.Errorf("%s.fields[%s]: %w", where, f.Name, err)
+				}
+				fm.res = append(fm.res, re)
+			}
+			c.fields = append(c.fields, fm)
+		}
+		for _, k := range rt.Kinds {
+			if k.Confidence != confDeclared && k.Confidence != confInferred {
+				return nil, fmt.Errorf("%s.kinds[%s]: confidence %q is not declared or inferred", where, k.Kind, k.Confidence)
+			}
+			c.kinds[k.Kind] = k.Confidence
+		}
+		if rt.BackendFlag != nil {
+			for _, f := range rt.BackendFlag.Flags {
+				r.backendFlags[f] = append(r.backendFlags[f], c)
+			}
+		}
+		for _, f := range rt.EngineFlags {
+			r.engineFlagOwners[f] = append(r.engineFlagOwners[f], rt.Name)
+		}
+		for _, e := range rt.Env {
+			r.envRules[e.Name] = append(r.envRules[e.Name], envBackend{runtime: rt.Name, backend: e.Backend})
+		}
+		r.runtimes = append(r.runtimes, c)
+		r.byName[rt.Name] = c
+	}
+	for _, k := range rs.Kinds {
+		if k.Purpose != "template" && k.Purpose != "cache" {
+			return nil, fmt.Errorf("kinds[%s]: purpose %q is not template or cache", k.Kind, k.Purpose)
+		}
+		r.kindPurpose[k.Kind] = k.Purpose
+	}
+	for i, n := range rs.NotRuntimes {
+		re, err := regexp.Compile(n.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("notRuntimes[%d]: %w", i, err)
+		}
+		r.notRuntimes = append(r.notRuntimes, notRuntime{NotRuntime: n, re: re})
+	}
+	for i, ro := range rs.Roles {
+		rr := roleRule{RoleRule: ro, values: set(ro.Values)}
+		if ro.Pattern != "" {
+			re, err := regexp.Compile(ro.Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("roles[%d]: %w", i, err)
+			}
+			rr.re = re
+		}
+		if ro.Flag == "" && ro.Pattern == "" && ro.Label == "" {
+			return nil, fmt.Errorf("roles[%d]: needs flag, pattern or label", i)
+		}
+		r.roles = append(r.roles, rr)
+	}
+	for i, s := range rs.Settings {
+		r.settingOrder[s.Name] = i
+		for _, f := range s.Flags {
+			r.settingFlag[f] = s.Name
+		}
+		for _, e := range s.Env {
+			r.settingEnv[e] = s.Name
+		}
+		for _, f := range s.Fields {
+			r.settingField[f] = s.Name
+		}
+	}
+	for i, p := range rs.Models.Ignore {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("models.ignore[%d]: %w", i, err)
+		}
+		r.ignore = append(r.ignore, re)
+	}
+	if rs.Models.NIMImage != "" {
+		re, err := regexp.Compile(rs.Models.NIMImage)
+		if err != nil {
+			return nil, fmt.Errorf("models.nimImage: %w", err)
+		}
+		if re.SubexpIndex("model") < 0 {
+			return nil, fmt.Errorf("models.nimImage: needs a (?P<model>...) group")
+		}
+		r.nimImage = re
+	}
+	for i, p := range rs.Models.NIMImageGeneric {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("models.nimImageGeneric[%d]: %w", i, err)
+		}
+		r.nimGeneric = append(r.nimGeneric, re)
+	}
+	for _, rt := range r.runtimes {
+		for _, w := range rt.Wraps {
+			if _, ok := r.byName[w]; !ok {
+				return nil, fmt.Errorf("runtimes[%s].wraps: unknown runtime %q", rt.Name, w)
+			}
+		}
+	}
+	return r, nil
+}
+
+func (r *rules) ignoredModel(v string) bool {
+	if strings.TrimSpace(v) == "" {
+		return true
+	}
+	for _, re := range r.ignore {
+		if re.MatchString(v) {
+			return true
+		}
+	}
+	return false
+}
