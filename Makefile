@@ -27,3 +27,6 @@ bench:
 
 clean:
 	rm -rf bin
+# demo: the whole pipeline on the bundled examples (embedded JetStream, file sink ./boms).
+demo:
+	$(GO) run ./cmd/bomstream run --manifests examples/ --once
