@@ -21,12 +21,14 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME) ./transformer/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./transformer/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collector/manifest/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 clean:
 	rm -rf bin
+
 # demo: the whole pipeline on the bundled examples (embedded JetStream, file sink ./boms).
 demo:
 	$(GO) run ./cmd/bomstream run --manifests examples/ --once

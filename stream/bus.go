@@ -336,6 +336,23 @@ func (b *Bus) Close() {
 	b.shutdown()
 }
 
+// Abort shuts the embedded server down at once, without draining the
+// connection or waiting for in-flight work: what a crash looks like to the
+// store; for tests and emergencies. Publishes, acks and ledger writes in
+// flight fail or are lost; what the server had stored stays in the data
+// directory. With an external server only the connection is closed.
+func (b *Bus) Abort() {
+	if b.srv != nil {
+		b.srv.Shutdown()
+	}
+	if b.NC != nil {
+		b.NC.Close()
+	}
+	if b.srv != nil {
+		b.srv.WaitForShutdown()
+	}
+}
+
 func (b *Bus) shutdown() {
 	if b.srv != nil {
 		b.srv.Shutdown()

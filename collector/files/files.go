@@ -47,6 +47,8 @@ func Load(root, path string, n *collector.Normalizer) Loaded {
 		errs = append(errs, err)
 	}
 	mtimes := map[string]time.Time{}
+	index := map[string]int{} // uid -> position in out.Events
+	where := map[string]manifest.Object{}
 	for _, o := range objs {
 		at, ok := mtimes[o.File]
 		if !ok {
@@ -62,6 +64,21 @@ func Load(root, path string, n *collector.Normalizer) Loaded {
 		case note != nil:
 			out.Notes = append(out.Notes, *note)
 		default:
+			// Two documents naming one workload (namespace/kind/name) would
+			// make every pass publish both states in turn. As with
+			// `kubectl apply -f DIR`, the later document wins; the earlier
+			// becomes a note.
+			uid := ev.Data.Workload.UID
+			if i, dup := index[uid]; dup {
+				prev := where[uid]
+				out.Notes = append(out.Notes, Note{File: prev.File, Line: prev.Line, Object: objectName(prev.Obj),
+					Reason: fmt.Sprintf("same workload as %s:%d, which wins", o.File, o.Line)})
+				out.Events[i] = ev
+				where[uid] = o
+				continue
+			}
+			index[uid] = len(out.Events)
+			where[uid] = o
 			out.Events = append(out.Events, ev)
 		}
 	}
