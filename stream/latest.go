@@ -1,0 +1,71 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// LatestChanges calls fn with the last event of every workload of cluster on
+// CHANGES (its current state: an observation or a tombstone) and the event's
+// stream sequence. It reads through an ordered consumer that delivers the last
+// message per subject, and stops at the state as of the call. An unreadable
+// event is reported as an error naming its sequence, after the others.
+func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error {
+	s, err := b.stream(ctx, schemas.StreamChanges)
+	if err != nil {
+		return fmt.Errorf("latest changes of %s: %w", cluster, err)
+	}
+	filter := schemas.SubjectChangesPrefix + cluster + ".>"
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return fmt.Errorf("latest changes of %s: %w", cluster, err)
+	}
+	remaining := len(info.State.Subjects)
+	if remaining == 0 {
+		return nil
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+	})
+	if err != nil {
+		return fmt.Errorf("latest changes of %s: %w", cluster, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("latest changes of %s: %w", cluster, err)
+	}
+	defer it.Stop()
+	var bad []error
+	for ; remaining > 0; remaining-- {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return fmt.Errorf("latest changes of %s: %w", cluster, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return fmt.Errorf("latest changes of %s: %w", cluster, err)
+		}
+		var ev schemas.WorkloadChange
+		if err := json.Unmarshal(msg.Data(), &ev); err != nil {
+			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", md.Sequence.Stream, err))
+			continue
+		}
+		if err := fn(ev, md.Sequence.Stream); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+		if md.NumPending == 0 {
+			break
+		}
+	}
+	return errors.Join(bad...)
+}
