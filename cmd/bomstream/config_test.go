@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// loadWith parses args like a pipeline command and returns the Config that
+// common.load builds from the file, vars and flags.
+func loadWith(t *testing.T, vars map[string]string, args ...string) (Config, error) {
+	t.Helper()
+	var (
+		c   common
+		cfg Config
+		err error
+	)
+	cmd := &cobra.Command{Use: "x", SilenceUsage: true, SilenceErrors: true, RunE: func(cmd *cobra.Command, _ []string) error {
+		cfg, err = c.load(cmd, func(k string) string { return vars[k] }, nil)
+		return nil
+	}}
+	c.bind(cmd.Flags())
+	cmd.SetArgs(args)
+	if xerr := cmd.Execute(); xerr != nil {
+		t.Fatal(xerr)
+	}
+	return cfg, err
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bomstream.yaml")
+	writeFile(t, file, `cluster: from-file
+stream:
+  dataDir: /file/data
+  url: nats://file:4222
+log:
+  level: error
+  format: json
+http:
+  listen: 127.0.0.1:9001
+`)
+	other := filepath.Join(dir, "other.yaml")
+	writeFile(t, other, "cluster: from-other-file\n")
+	vars := map[string]string{
+		"BOMSTREAM_CLUSTER":   "from-env",
+		"BOMSTREAM_DATA_DIR":  "/env/data",
+		"BOMSTREAM_LOG_LEVEL": "warn",
+	}
+
+	cfg, err := loadWith(t, vars, "--config", file, "--cluster", "from-flag", "--log-format", "console")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ field, got, want string }{
+		{"cluster (flag beats env and file)", cfg.Cluster, "from-flag"},
+		{"stream.dataDir (env beats file)", cfg.Stream.DataDir, "/env/data"},
+		{"log.level (env beats file)", cfg.Log.Level, "warn"},
+		{"log.format (flag beats file)", cfg.Log.Format, "console"},
+		{"stream.url (file alone)", cfg.Stream.URL, "nats://file:4222"},
+		{"http.listen (file alone)", cfg.HTTP.Listen, "127.0.0.1:9001"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.field, c.got, c.want)
+		}
+	}
+
+	// BOMSTREAM_CONFIG names the file; --config beats it.
+	cfg, err = loadWith(t, map[string]string{"BOMSTREAM_CONFIG": file})
+	if err != nil || cfg.Cluster != "from-file" {
+		t.Errorf("with BOMSTREAM_CONFIG: cluster %q (%v), want from-file", cfg.Cluster, err)
+	}
+	cfg, err = loadWith(t, map[string]string{"BOMSTREAM_CONFIG": file}, "--config", other)
+	if err != nil || cfg.Cluster != "from-other-file" {
+		t.Errorf("with --config over BOMSTREAM_CONFIG: cluster %q (%v), want from-other-file", cfg.Cluster, err)
+	}
+
+	// Defaults when nothing is set.
+	cfg, err = loadWith(t, nil)
+	if err != nil || cfg.Cluster != "default" || cfg.Stream.DataDir != "bomstream-data" {
+		t.Errorf("defaults: cluster %q, dataDir %q (%v)", cfg.Cluster, cfg.Stream.DataDir, err)
+	}
+
+	if _, err := loadWith(t, map[string]string{"BOMSTREAM_STREAM_REPLICAS": "three"}); err == nil || !strings.Contains(err.Error(), "BOMSTREAM_STREAM_REPLICAS") {
+		t.Errorf("bad BOMSTREAM_STREAM_REPLICAS: err = %v, want one naming the variable", err)
+	}
+}
+
+// TestConfigPrecedenceRun checks that the chosen values reach the pipeline:
+// the cluster name is the first directory level of the file sink.
+func TestConfigPrecedenceRun(t *testing.T) {
+	tree := t.TempDir()
+	copyManifests(t, examplesDir, tree)
+	file := filepath.Join(t.TempDir(), "bomstream.yaml")
+	writeFile(t, file, "cluster: from-file\n")
+	c := newCLI(t)
+	c.vars["BOMSTREAM_CLUSTER"] = "from-env"
+	c.vars["BOMSTREAM_MANIFESTS"] = tree
+
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--cluster", "from-flag"}, "from-flag"},
+		{nil, "from-env"},
+	} {
+		sinkDir, dataDir := filepath.Join(t.TempDir(), "boms"), filepath.Join(t.TempDir(), "data")
+		args := append([]string{"run", "--config", file, "--once", "--data-dir", dataDir, "--sink-dir", sinkDir}, tc.flags...)
+		c.mustRun(args...)
+		ents, err := os.ReadDir(sinkDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != 1 || ents[0].Name() != tc.want {
+			t.Errorf("flags %v: sink clusters %v, want only %s", tc.flags, ents, tc.want)
+		}
+	}
+}
+
+// noDefaultDirs fails when a command created the default data or sink
+// directory in the working directory (the package directory, in a test).
+func noDefaultDirs(t *testing.T) {
+	t.Helper()
+	for _, d := range []string{"bomstream-data", "boms"} {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s was created in the working directory", d)
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+func TestConfigInvalid(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, fmt.Sprintf(`cluster: "bad.name"
+stream:
+  replicas: 9
+manifests:
+  dir: %q
+sinks:
+- {name: file, type: file, config: {dir: %q}}
+- {name: other, type: nosuch}
+`, filepath.Join(dir, "no-such-dir"), filepath.Join(dir, "boms")))
+	c := newCLI(t)
+
+	r := c.run("run", "--config", bad, "--once", "--data-dir", dataDir)
+	if r.err == nil {
+		t.Fatal("run with an invalid configuration succeeded")
+	}
+	// Every problem is reported at once, each naming its field.
+	mustContain(t, "error", r.err.Error(), "sinks[1].type", `"nosuch"`, "stream.replicas", "cluster:", "manifests.dir")
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("data directory exists after a configuration error (stat: %v)", err)
+	}
+
+	unknown := filepath.Join(dir, "unknown.yaml")
+	writeFile(t, unknown, "cluster: prod\nsinkz:\n- {type: file}\n")
+	r = c.run("run", "--config", unknown, "--once", "--manifests", dir, "--data-dir", dataDir)
+	if r.err == nil {
+		t.Fatal("unknown key accepted")
+	}
+	mustContain(t, "error", r.err.Error(), "line 2", "sinkz", unknown)
+
+	r = c.run("run", "--config", filepath.Join(dir, "missing.yaml"), "--once", "--manifests", dir, "--data-dir", dataDir)
+	if r.err == nil || !strings.Contains(r.err.Error(), "missing.yaml") {
+		t.Errorf("missing config file: err = %v", r.err)
+	}
+
+	r = c.run("run", "--once", "--data-dir", dataDir)
+	if r.err == nil || !strings.Contains(r.err.Error(), "--once needs --manifests DIR") {
+		t.Errorf("run --once without --manifests: err = %v", r.err)
+	}
+	r = c.run("run", "--data-dir", dataDir)
+	if r.err == nil || !strings.Contains(r.err.Error(), "--manifests DIR") {
+		t.Errorf("run without a source: err = %v", r.err)
+	}
+	r = c.run("run", "--manifests", dir, "--once", "--data-dir", dataDir, "--http-listen", "nonsense")
+	if r.err == nil || !strings.Contains(r.err.Error(), "http.listen") {
+		t.Errorf("bad --http-listen: err = %v", r.err)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("data directory exists after configuration errors (stat: %v)", err)
+	}
+	noDefaultDirs(t)
+}
