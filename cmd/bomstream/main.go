@@ -10,11 +10,14 @@ import (
 	"syscall"
 
 	"github.com/bomstream/bomstream/sinks/registry"
+	"github.com/bomstream/bomstream/sinks/stdout"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, sinks: registry.Builtin()})
+	reg := registry.Builtin()
+	reg[stdout.Type] = stdout.FactoryFor(os.Stdout)
+	err := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, sinks: reg})
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bomstream:", err)

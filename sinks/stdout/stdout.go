@@ -83,12 +83,20 @@ func New(cfg Config, log *zap.Logger) (*Sink, error) {
 
 // Factory is the sinks.Factory of the stdout sink.
 func Factory(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-	var cfg Config
-	if err := sinks.DecodeConfig(raw, &cfg); err != nil {
-		return nil, err
+	return FactoryFor(nil)(name, raw, log)
+}
+
+// FactoryFor is Factory for sinks that write to w instead of os.Stdout (a
+// command's own output stream).
+func FactoryFor(w io.Writer) sinks.Factory {
+	return func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
+		var cfg Config
+		if err := sinks.DecodeConfig(raw, &cfg); err != nil {
+			return nil, err
+		}
+		cfg.Name, cfg.Writer = name, w
+		return New(cfg, log)
 	}
-	cfg.Name = name
-	return New(cfg, log)
 }
 
 // Name implements sinks.Sink.
