@@ -60,18 +60,41 @@ func ParseArgs(command, args []string) []Invocation {
 // shell given a script with -c (sh -c, bash -exc, ...) contributes one
 // invocation per command of the script. Runs in time linear in the input.
 func ParseArgsWith(command, args []string, opt ParseOptions) []Invocation {
+	return parseArgs(command, args, opt, nil)
+}
+
+// argBufs is reusable memory for the words, flags and invocations of
+// parseArgs; nil means fresh allocations.
+type argBufs struct {
+	words slab[Word]
+	flags slab[Flag]
+	invs  slab[Invocation]
+}
+
+func (b *argBufs) reset() {
+	b.words.reset()
+	b.flags.reset()
+	b.invs.reset()
+}
+
+// parseArgs is ParseArgsWith cutting its slices from bufs when not nil; the
+// invocations are then valid until bufs is reset.
+func parseArgs(command, args []string, opt ParseOptions, bufs *argBufs) []Invocation {
 	n := len(command) + len(args)
 	if n == 0 {
 		return nil
 	}
-	words := make([]Word, 0, n)
+	p := argParser{opt: opt, bufs: bufs}
+	if bufs != nil {
+		p.out = bufs.invs.take(4)
+	}
+	words := p.words(n)
 	for i, c := range command {
 		words = append(words, Word{Text: expandKube(c, opt.Env), Src: i})
 	}
 	for j, a := range args {
 		words = append(words, Word{Text: expandKube(a, opt.Env), Src: len(command) + j})
 	}
-	p := argParser{opt: opt}
 	if len(command) == 0 {
 		p.emit(Invocation{Words: words}, false)
 	} else {
@@ -81,8 +104,24 @@ func ParseArgsWith(command, args []string, opt ParseOptions) []Invocation {
 }
 
 type argParser struct {
-	opt ParseOptions
-	out []Invocation
+	opt  ParseOptions
+	out  []Invocation
+	bufs *argBufs
+}
+
+// words, flags and positionals return empty slices with room for n.
+func (p *argParser) words(n int) []Word {
+	if p.bufs != nil {
+		return p.bufs.words.take(n)
+	}
+	return make([]Word, 0, n)
+}
+
+func (p *argParser) flags(n int) []Flag {
+	if p.bufs != nil {
+		return p.bufs.flags.take(n)
+	}
+	return make([]Flag, 0, n)
 }
 
 // argv handles one argv: strips assignments and wrappers, recurses into shell
@@ -104,9 +143,9 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 			if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
 				script := words[i+1]
 				for _, cmd := range shellSplit(script.Text, p.opt.Env) {
-					ws := make([]Word, len(cmd))
-					for k, c := range cmd {
-						ws[k] = Word{Text: c, Src: script.Src}
+					ws := p.words(len(cmd))
+					for _, c := range cmd {
+						ws = append(ws, Word{Text: c, Src: script.Src})
 					}
 					p.argv(ws, true, depth+1)
 				}
@@ -147,6 +186,19 @@ func isShell(prog string) bool {
 func (p *argParser) emit(inv Invocation, shell bool) {
 	inv.Shell = shell
 	ws := inv.Words
+	// Size the lists first: one allocation each.
+	nf := 0
+	for _, w := range ws {
+		if isFlag(w.Text) {
+			nf++
+		}
+	}
+	if nf > 0 {
+		inv.Flags = p.flags(nf)
+	}
+	if len(ws) > nf {
+		inv.Positionals = p.words(len(ws) - nf)
+	}
 	for i := 0; i < len(ws); i++ {
 		t := ws[i].Text
 		if t == "--" {
@@ -233,10 +285,13 @@ func validEnvName(s string) bool {
 // backquotes kept as one word, and ; && || | & newlines ( ) as command
 // separators. Redirections and their targets are dropped. One pass, linear.
 func shellSplit(s string, env map[string]string) [][]string {
+	// The bytes of every kept word go into one buffer that becomes one
+	// string at the end; words and commands are cut from it.
 	var (
-		cmds     [][]string
-		cur      []string
-		word     strings.Builder
+		buf      []byte // the words so far; the current word is buf[start:]
+		start    int
+		spans    []int // start and end in buf of each kept word
+		cmdEnds  []int // words (len(spans)/2) at the end of each command
 		inWord   bool
 		dropNext bool
 	)
@@ -246,18 +301,22 @@ func shellSplit(s string, env map[string]string) [][]string {
 		}
 		if dropNext {
 			dropNext = false
+			buf = buf[:start]
 		} else {
-			cur = append(cur, word.String())
+			spans = append(spans, start, len(buf))
+			start = len(buf)
 		}
-		word.Reset()
 		inWord = false
 	}
 	endCmd := func() {
 		endWord()
 		dropNext = false
-		if len(cur) > 0 {
-			cmds = append(cmds, cur)
-			cur = nil
+		last := 0
+		if len(cmdEnds) > 0 {
+			last = cmdEnds[len(cmdEnds)-1]
+		}
+		if n := len(spans) / 2; n > last {
+			cmdEnds = append(cmdEnds, n)
 		}
 	}
 	for i := 0; i < len(s); i++ {
@@ -266,15 +325,15 @@ func shellSplit(s string, env map[string]string) [][]string {
 		case ' ', '\t', '\r':
 			endWord()
 		case '\n', ';', '|', '&', '(', ')':
-			if c == '&' && word.Len() > 0 && inWord && endsWith(&word, '>') {
-				word.WriteByte(c)
+			if c == '&' && len(buf) > start && inWord && buf[len(buf)-1] == '>' {
+				buf = append(buf, c)
 				continue
 			}
 			endCmd()
 		case '>', '<':
 			// Drop an fd number glued to the operator ("2>"), then the target.
-			if inWord && isDigits(word.String()) {
-				word.Reset()
+			if inWord && isDigitBytes(buf[start:]) {
+				buf = buf[:start]
 				inWord = false
 			} else {
 				endWord()
@@ -285,7 +344,7 @@ func shellSplit(s string, env map[string]string) [][]string {
 			dropNext = true
 		case '#':
 			if inWord {
-				word.WriteByte(c)
+				buf = append(buf, c)
 				continue
 			}
 			for i+1 < len(s) && s[i+1] != '\n' {
@@ -295,7 +354,7 @@ func shellSplit(s string, env map[string]string) [][]string {
 			if i+1 < len(s) {
 				i++
 				if s[i] != '\n' {
-					word.WriteByte(s[i])
+					buf = append(buf, s[i])
 					inWord = true
 				}
 			}
@@ -303,10 +362,10 @@ func shellSplit(s string, env map[string]string) [][]string {
 			inWord = true
 			end := strings.IndexByte(s[i+1:], '\'')
 			if end < 0 {
-				word.WriteString(s[i+1:])
+				buf = append(buf, s[i+1:]...)
 				i = len(s)
 			} else {
-				word.WriteString(s[i+1 : i+1+end])
+				buf = append(buf, s[i+1:i+1+end]...)
 				i += 1 + end
 			}
 		case '"':
@@ -317,45 +376,54 @@ func shellSplit(s string, env map[string]string) [][]string {
 				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0:
 					i++
 					if s[i] != '\n' {
-						word.WriteByte(s[i])
+						buf = append(buf, s[i])
 					}
 				case s[i] == '$':
-					i = expandShellVar(s, i, env, &word)
+					i = expandShellVar(s, i, env, &buf)
 				default:
-					word.WriteByte(s[i])
+					buf = append(buf, s[i])
 				}
 			}
 		case '$':
 			inWord = true
-			i = expandShellVar(s, i, env, &word)
+			i = expandShellVar(s, i, env, &buf)
 		case '`':
 			inWord = true
 			end := strings.IndexByte(s[i+1:], '`')
 			if end < 0 {
 				end = len(s) - i - 1
 			}
-			word.WriteString(s[i : i+1+end])
+			buf = append(buf, s[i:i+1+end]...)
 			i += 1 + end
 		default:
 			inWord = true
-			word.WriteByte(c)
+			buf = append(buf, c)
 		}
 	}
 	endCmd()
+	if len(cmdEnds) == 0 {
+		return nil
+	}
+	all := string(buf[:start])
+	words := make([]string, len(spans)/2)
+	for k := range words {
+		words[k] = all[spans[2*k]:spans[2*k+1]]
+	}
+	cmds := make([][]string, len(cmdEnds))
+	prev := 0
+	for j, e := range cmdEnds {
+		cmds[j] = words[prev:e:e]
+		prev = e
+	}
 	return cmds
 }
 
-func endsWith(b *strings.Builder, c byte) bool {
-	s := b.String()
-	return s != "" && s[len(s)-1] == c
-}
-
-func isDigits(s string) bool {
-	if s == "" {
+func isDigitBytes(b []byte) bool {
+	if len(b) == 0 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+	for _, c := range b {
+		if c < '0' || c > '9' {
 			return false
 		}
 	}
@@ -364,26 +432,26 @@ func isDigits(s string) bool {
 
 // expandShellVar handles the "$" at s[i] and returns the index of the last byte
 // consumed. Unknown variables are kept as written.
-func expandShellVar(s string, i int, env map[string]string, w *strings.Builder) int {
+func expandShellVar(s string, i int, env map[string]string, w *[]byte) int {
 	if i+1 >= len(s) {
-		w.WriteByte('$')
+		*w = append(*w, '$')
 		return i
 	}
 	switch c := s[i+1]; {
 	case c == '{':
 		end := strings.IndexByte(window(s[i+2:]), '}')
 		if end < 0 {
-			w.WriteString("${")
+			*w = append(*w, "${"...)
 			return i + 1
 		}
 		expr := s[i+2 : i+2+end]
 		name, def, hasDef := strings.Cut(expr, ":-")
 		if v, ok := env[name]; ok && v != "" {
-			w.WriteString(v)
+			*w = append(*w, v...)
 		} else if hasDef {
-			w.WriteString(def)
+			*w = append(*w, def...)
 		} else {
-			w.WriteString(s[i : i+3+end])
+			*w = append(*w, s[i:i+3+end]...)
 		}
 		return i + 2 + end
 	case c == '(':
@@ -402,7 +470,7 @@ func expandShellVar(s string, i int, env map[string]string, w *strings.Builder) 
 		if j >= len(s) {
 			j = len(s) - 1
 		}
-		w.WriteString(s[i : j+1])
+		*w = append(*w, s[i:j+1]...)
 		return j
 	case c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z':
 		j := i + 1
@@ -411,13 +479,13 @@ func expandShellVar(s string, i int, env map[string]string, w *strings.Builder) 
 		}
 		name := s[i+1 : j]
 		if v, ok := env[name]; ok {
-			w.WriteString(v)
+			*w = append(*w, v...)
 		} else {
-			w.WriteString(s[i:j])
+			*w = append(*w, s[i:j]...)
 		}
 		return j - 1
 	}
-	w.WriteByte('$')
+	*w = append(*w, '$')
 	return i
 }
 

@@ -6,18 +6,61 @@ import (
 	"sync/atomic"
 )
 
-// matchCache memoizes what the rules say about an image name or a command
-// head. Both are pure functions of the string, so the cache never changes an
-// answer; it only saves the regex work for images and commands seen before.
+// matchCache memoizes what the rules say about an image reference, an image
+// name, a command head, a word or a model value. All are pure functions of the
+// string, so the cache never changes an answer; it only saves the parsing and
+// regex work for strings seen before. Cached values are never modified.
 // It is bounded: past maxEntries new answers are computed and not stored.
 type matchCache struct {
-	images sync.Map // string -> *imageInfo
-	heads  sync.Map // headKey -> []headMatch
-	words  sync.Map // string -> *wordInfo
+	parsed sync.Map    // string -> *parsedImage
+	images sync.Map    // string -> *imageInfo
+	heads  sync.Map    // headKey -> []headMatch
+	words  sync.Map    // string -> *wordInfo
+	models [2]sync.Map // model value -> *modelInfo, for hf false and true
 	n      atomic.Int64
 }
 
 const maxCacheEntries = 8192
+
+// parsedImage is an image reference as written, parsed, with what Render
+// derives from it.
+type parsedImage struct {
+	img        Image
+	ok         bool   // ParseImage accepted it; the rest is set only then
+	name       string // img.Name()
+	str        string // img.String()
+	proofValue string // "image " + the reference as written (set always)
+	tagVersion string // Version(img.Tag)
+	tagHow     string // "tag " + img.Tag
+	ref        string // "container:" + img.String()
+	purl       string // img.PURL("")
+	info       *imageInfo
+}
+
+// maxCachedImage keeps absurd references out of the cache.
+const maxCachedImage = 512
+
+func (c *matchCache) parse(r *rules, ref string) *parsedImage {
+	if v, ok := c.parsed.Load(ref); ok {
+		return v.(*parsedImage)
+	}
+	p := &parsedImage{proofValue: "image " + ref}
+	img, err := ParseImage(ref)
+	if err == nil {
+		p.img, p.ok = img, true
+		p.name = img.Name()
+		p.str = img.String()
+		p.tagVersion = Version(img.Tag)
+		p.tagHow = "tag " + img.Tag
+		p.ref = "container:" + p.str
+		p.purl = img.PURL("")
+		p.info = c.image(r, p.name)
+	}
+	if len(ref) <= maxCachedImage {
+		c.store(&c.parsed, ref, p)
+	}
+	return p
+}
 
 // imageInfo is what the rules find in one image name.
 type imageInfo struct {
@@ -40,7 +83,7 @@ type headKey struct {
 type headMatch struct {
 	rule    *runtimeRule
 	pattern pattern
-	text    string
+	value   string // the proof: "command " + the trimmed match
 }
 
 func (c *matchCache) store(m *sync.Map, k, v any) {
@@ -103,7 +146,7 @@ func (c *matchCache) head(r *rules, head string, argsOnly bool) []headMatch {
 		}
 		for _, p := range pats {
 			if m := p.re.FindString(head); m != "" {
-				out = append(out, headMatch{rule: rt, pattern: p, text: m})
+				out = append(out, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m)})
 				break
 			}
 		}
@@ -119,8 +162,8 @@ type wordInfo struct {
 }
 
 type hintMatch struct {
-	rule *runtimeRule
-	text string
+	rule  *runtimeRule
+	value string // the proof: "hint " + the match
 }
 
 var noWord = &wordInfo{}
@@ -143,7 +186,7 @@ func (c *matchCache) word(r *rules, w string) *wordInfo {
 	for _, rt := range r.runtimes {
 		for _, h := range rt.hints {
 			if m := h.re.FindString(w); m != "" {
-				info.hints = append(info.hints, hintMatch{rule: rt, text: m})
+				info.hints = append(info.hints, hintMatch{rule: rt, value: "hint " + m})
 				break
 			}
 		}
@@ -156,4 +199,21 @@ func (c *matchCache) word(r *rules, w string) *wordInfo {
 		c.store(&c.words, w, out)
 	}
 	return out
+}
+
+// model classifies a model value (ignored, id, kind and key).
+func (c *matchCache) model(r *rules, v string, hf bool) *modelInfo {
+	m := &c.models[0]
+	if hf {
+		m = &c.models[1]
+	}
+	if len(v) > maxCachedWord {
+		return r.classify(v, hf)
+	}
+	if x, ok := m.Load(v); ok {
+		return x.(*modelInfo)
+	}
+	info := r.classify(v, hf)
+	c.store(m, v, info)
+	return info
 }

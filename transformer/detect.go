@@ -1,9 +1,12 @@
 package transformer
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -55,7 +58,12 @@ type proof struct {
 // proofs may hold duplicates; evidence sorts and dedupes them once.
 type proofs []proof
 
-func (p *proofs) add(x proof) { *p = append(*p, x) }
+func (p *proofs) add(x proof) {
+	if *p == nil {
+		*p = make(proofs, 0, 4)
+	}
+	*p = append(*p, x)
+}
 
 // roleset is a small set of role names (a handful per workload).
 type roleset []string
@@ -63,6 +71,9 @@ type roleset []string
 func (s *roleset) add(v string) {
 	if v == "" || s.has(v) {
 		return
+	}
+	if *s == nil {
+		*s = make(roleset, 0, 4)
 	}
 	*s = append(*s, v)
 }
@@ -82,30 +93,92 @@ func (s roleset) sorted() []string {
 	return out
 }
 
-type strset map[string]struct{}
+// keyed holds items by a string key in insertion order: a linear scan while
+// there are few (the usual case), a map index past smallKeyed.
+type keyed[T any] struct {
+	keys  []string
+	items []T
+	index map[string]int
+}
+
+const smallKeyed = 16
+
+func (k *keyed[T]) get(key string) (T, bool) {
+	if k.index != nil {
+		if i, ok := k.index[key]; ok {
+			return k.items[i], true
+		}
+	} else {
+		for i, x := range k.keys {
+			if x == key {
+				return k.items[i], true
+			}
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// put adds key, which must not be present yet.
+func (k *keyed[T]) put(key string, v T) {
+	if k.keys == nil {
+		k.keys = make([]string, 0, 4)
+		k.items = make([]T, 0, 4)
+	}
+	k.keys = append(k.keys, key)
+	k.items = append(k.items, v)
+	switch {
+	case k.index != nil:
+		k.index[key] = len(k.keys) - 1
+	case len(k.keys) > smallKeyed:
+		k.index = make(map[string]int, 2*len(k.keys))
+		for i, x := range k.keys {
+			k.index[x] = i
+		}
+	}
+}
+
+func (k *keyed[T]) len() int { return len(k.keys) }
+
+// strset is a set of non-empty strings in insertion order.
+type strset struct {
+	k keyed[struct{}]
+}
 
 func (s *strset) add(v string) {
-	if v == "" {
+	if v == "" || s.has(v) {
 		return
 	}
-	if *s == nil {
-		*s = strset{}
-	}
-	(*s)[v] = struct{}{}
+	s.k.put(v, struct{}{})
 }
 
-func (s strset) sorted() []string {
-	out := make([]string, 0, len(s))
-	for v := range s {
-		out = append(out, v)
-	}
-	sort.Strings(out)
-	return out
+func (s *strset) has(v string) bool {
+	_, ok := s.k.get(v)
+	return ok
 }
+
+// list is the members in insertion order; not to be modified.
+func (s *strset) list() []string { return s.k.keys }
 
 type versionClaim struct {
 	version string
 	proof   proof
+}
+
+// confOf is a name with a confidence (a wrapper's backend).
+type confOf struct {
+	name, conf string
+}
+
+// strengthen raises the confidence of name in cs to at least conf.
+func strengthen(cs []confOf, name, conf string) []confOf {
+	for i := range cs {
+		if cs[i].name == name {
+			cs[i].conf = stronger(cs[i].conf, conf)
+			return cs
+		}
+	}
+	return append(cs, confOf{name: name, conf: stronger("", conf)})
 }
 
 // runtimeHit is one detected engine, merged over the whole workload.
@@ -113,12 +186,15 @@ type runtimeHit struct {
 	rule      *runtimeRule
 	conf      string
 	versions  []versionClaim
-	backends  map[string]string // backend -> confidence (wrappers)
+	backends  []confOf // backend -> confidence (wrappers)
 	wrappedBy strset
-	roles     roleset
+	roles     roleset // on merged hits; a component's hits take its roles
 	proofs    proofs
-	settings  map[string]strset
-	models    strset // model keys that depend on this runtime
+	settings  []cdx.Property // full property name and value; may repeat
+	models    strset         // model keys that depend on this runtime
+	ref       string         // its bom-ref, set by build
+	best      versionClaim   // bestVersion, set by build
+	others    []string
 }
 
 // modelHit is one distinct model.
@@ -132,13 +208,13 @@ type modelHit struct {
 	roles     roleset
 	proofs    proofs
 	props     map[string]string
+	ref       string // "model:" + key, set by build
 }
 
 // containerHit is one distinct image.
 type containerHit struct {
 	key        string
-	image      Image
-	parsed     bool
+	image      *parsedImage // nil when unparsed
 	raw        string
 	roles      roleset
 	proofs     proofs
@@ -149,37 +225,59 @@ type containerHit struct {
 
 // detection is everything Render found in one Inputs.
 type detection struct {
-	runtimes   map[string]*runtimeHit
-	models     map[string]*modelHit
-	containers map[string]*containerHit
+	runtimes   keyed[*runtimeHit] // by runtime name
+	models     keyed[*modelHit]   // by model key
+	containers keyed[*containerHit]
 	roles      roleset
-	simulators map[string]string // simulator -> engine it imitates
-	noImage    []string          // locators of image-less containers
-	workloadM  strset            // models with no runtime: the workload depends on them
+	simulators []confOf // simulator name -> engine it imitates (in conf)
+	noImage    []string // locators of image-less containers
+	workloadM  strset   // models with no runtime: the workload depends on them
 	purpose    string
+	sc         *scratch // where hits come from
+}
+
+// namedProof is evidence about one wrapper or engine.
+type namedProof struct {
+	name string
+	p    proof
+}
+
+// wrapperBackend is a backend claimed for a wrapper.
+type wrapperBackend struct {
+	wrapper, engine, conf string
 }
 
 // compDetect gathers the claims of one component before they are merged.
 type compDetect struct {
+	sc       *scratch // where hits come from
 	roles    roleset
-	hits     map[string]*runtimeHit // local hits, by runtime name
-	backends map[string]map[string]string
-	// engines suggested by engine-only flags, by engine name.
-	engineFlags map[string]proof
-	settings    map[string]strset
+	hits     []*runtimeHit // local hits, at most one per runtime
+	backends []wrapperBackend
+	// engines suggested by engine-only flags, the first evidence of each.
+	engineFlags []namedProof
+	settings    []cdx.Property
 	models      strset
 	images      strset
 	// evidence for backends chosen by env, attached to the wrapper.
-	backendProofs map[string][]proof
+	backendProofs []namedProof
 	// evidence naming an engine as a wrapper's backend, by engine.
-	engineProofs map[string][]proof
+	engineProofs []namedProof
+}
+
+func (c *compDetect) hitOf(name string) *runtimeHit {
+	for _, h := range c.hits {
+		if h.rule.Name == name {
+			return h
+		}
+	}
+	return nil
 }
 
 func (c *compDetect) hit(rule *runtimeRule, conf string, p proof) *runtimeHit {
-	h := c.hits[rule.Name]
+	h := c.hitOf(rule.Name)
 	if h == nil {
-		h = &runtimeHit{rule: rule, conf: conf}
-		c.hits[rule.Name] = h
+		h = c.sc.newHit(rule, conf)
+		c.hits = append(c.hits, h)
 	}
 	h.conf = stronger(h.conf, conf)
 	h.proofs.add(p)
@@ -188,23 +286,26 @@ func (c *compDetect) hit(rule *runtimeRule, conf string, p proof) *runtimeHit {
 
 // backend records that wrapper runs engine, with the evidence p.
 func (c *compDetect) backend(wrapper, engine string, p proof) {
-	if c.backends[wrapper] == nil {
-		c.backends[wrapper] = map[string]string{}
+	found := false
+	for i := range c.backends {
+		if b := &c.backends[i]; b.wrapper == wrapper && b.engine == engine {
+			b.conf = stronger(b.conf, p.conf)
+			found = true
+			break
+		}
 	}
-	c.backends[wrapper][engine] = stronger(c.backends[wrapper][engine], p.conf)
-	if c.engineProofs == nil {
-		c.engineProofs = map[string][]proof{}
+	if !found {
+		c.backends = append(c.backends, wrapperBackend{wrapper: wrapper, engine: engine, conf: stronger("", p.conf)})
 	}
-	c.engineProofs[engine] = append(c.engineProofs[engine], p)
+	c.engineProofs = append(c.engineProofs, namedProof{name: engine, p: p})
 }
 
-func (c *compDetect) setting(name, value string) {
+// setting records a setting; prop is its full property name.
+func (c *compDetect) setting(prop, value string) {
 	if value == "" || value == "REDACTED" || unresolvedRef(value) {
 		return
 	}
-	vals := c.settings[name]
-	vals.add(value)
-	c.settings[name] = vals
+	c.settings = append(c.settings, cdx.Property{Name: prop, Value: value})
 }
 
 func srcLocator(ct *schemas.Container, src int) string {
@@ -215,18 +316,14 @@ func srcLocator(ct *schemas.Container, src int) string {
 }
 
 // detect runs the rules over in.
-func (r *rules) detect(in *schemas.Inputs) *detection {
-	d := &detection{
-		runtimes:   map[string]*runtimeHit{},
-		models:     map[string]*modelHit{},
-		containers: map[string]*containerHit{},
-		simulators: map[string]string{},
-		purpose:    r.kindPurpose[in.Workload.Kind],
-	}
+func (r *rules) detect(in *schemas.Inputs, sc *scratch) *detection {
+	d := &sc.det
+	d.purpose, d.sc = r.kindPurpose[in.Workload.Kind], sc
 	digests := digestIndex(in.Digests)
 
 	// Workload-level claims: the kind and workload fields.
-	wl := &compDetect{hits: map[string]*runtimeHit{}, backends: map[string]map[string]string{}, settings: map[string]strset{}}
+	wl := &sc.wl
+	wl.sc = sc
 	for _, rt := range r.runtimes {
 		if conf, ok := rt.kinds[in.Workload.Kind]; ok {
 			wl.hit(rt, conf, proof{conf: conf, value: "kind " + in.Workload.Kind, locator: "kind"})
@@ -234,10 +331,14 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 	}
 	r.fieldClaims(wl, in.Fields, d)
 
-	var comps []*compDetect
+	for len(sc.cds) < len(in.Components) {
+		sc.cds = append(sc.cds, compDetect{})
+	}
+	comps := sc.cds[:len(in.Components)]
 	for ci := range in.Components {
 		c := &in.Components[ci]
-		cd := &compDetect{hits: map[string]*runtimeHit{}, backends: map[string]map[string]string{}, settings: map[string]strset{}}
+		cd := &comps[ci]
+		cd.sc = sc
 		for _, role := range c.Roles {
 			cd.roles.add(role)
 		}
@@ -246,41 +347,42 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 			r.container(cd, &c.Containers[k], d, digests)
 		}
 		r.fieldClaims(cd, c.Fields, d)
-		comps = append(comps, cd)
 	}
 	// Roles are known once every container of the component has been read.
-	var all roleset
-	for _, cd := range comps {
-		for _, role := range cd.roles {
+	all := d.roles[:0]
+	for ci := range comps {
+		for _, role := range comps[ci].roles {
 			all.add(role)
 		}
 	}
 	d.roles = all
 	wl.roles = all
 	r.resolveBackends(wl, nil)
-	for _, cd := range comps {
-		r.resolveBackends(cd, wl)
+	for ci := range comps {
+		r.resolveBackends(&comps[ci], wl)
 	}
-	for _, cd := range append([]*compDetect{wl}, comps...) {
-		d.merge(cd)
+	d.merge(wl)
+	for ci := range comps {
+		d.merge(&comps[ci])
 	}
-	for key := range wl.models {
-		if m := d.models[key]; m != nil {
+	for _, key := range wl.models.list() {
+		if m, ok := d.models.get(key); ok {
 			for _, role := range all {
 				m.roles.add(role)
 			}
 		}
 	}
-	for _, cd := range comps {
-		for key := range cd.images {
-			if ch := d.containers[key]; ch != nil {
+	for ci := range comps {
+		cd := &comps[ci]
+		for _, key := range cd.images.list() {
+			if ch, ok := d.containers.get(key); ok {
 				for _, role := range cd.roles {
 					ch.roles.add(role)
 				}
 			}
 		}
-		for key := range cd.models {
-			if m := d.models[key]; m != nil {
+		for _, key := range cd.models.list() {
+			if m, ok := d.models.get(key); ok {
 				for _, role := range cd.roles {
 					m.roles.add(role)
 				}
@@ -288,13 +390,14 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 		}
 	}
 	if d.purpose == "cache" {
-		d.runtimes = map[string]*runtimeHit{}
+		d.runtimes.reset()
 	}
-	for key := range d.models {
+	for _, key := range d.models.keys {
 		used := false
-		for _, h := range d.runtimes {
-			if _, ok := h.models[key]; ok {
+		for _, h := range d.runtimes.items {
+			if h.models.has(key) {
 				used = true
+				break
 			}
 		}
 		if !used {
@@ -306,6 +409,9 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 
 // labelRoles applies the role rules that read pod-template labels.
 func (r *rules) labelRoles(cd *compDetect, c *schemas.Component) {
+	if len(c.Labels) == 0 {
+		return
+	}
 	for _, rr := range r.roles {
 		if rr.Label == "" {
 			continue
@@ -328,62 +434,100 @@ func envTruthy(v string) bool {
 	return true
 }
 
+// ctrScope is what the claims of one container share.
+type ctrScope struct {
+	ct       *schemas.Container
+	img      *parsedImage // nil when the image is missing or unparsed
+	imageLoc string       // ct.Locator + ".image"
+	// imageHits names the runtimes the image matched.
+	imageHits []string
+}
+
+func (c *ctrScope) imageHit(name string) bool {
+	for _, n := range c.imageHits {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// loc is the locator of the command, args or env element src.
+func (c *ctrScope) loc(src int) string {
+	if src < 0 {
+		return c.ct.Locator + ".env[" + strconv.Itoa(-1-src) + "]"
+	}
+	return srcLocator(c.ct, src)
+}
+
 // container reads one container: image, invocations, env.
 func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, digests map[string][]string) {
-	env := map[string]string{}
+	var env map[string]string
 	for _, e := range ct.Env {
 		if e.Value != "" && !e.Redacted && e.From == nil {
+			if env == nil {
+				env = make(map[string]string, len(ct.Env))
+			}
 			env[e.Name] = e.Value
 		}
 	}
 	simulator := ""
-	imageHits := map[string]bool{}
-	var img Image
-	imgOK := false
+	x := &ctrScope{ct: ct, imageLoc: ct.Locator + ".image"}
 	if ct.Image == "" {
 		d.noImage = append(d.noImage, ct.Locator)
 	} else {
-		var err error
-		img, err = ParseImage(ct.Image)
-		imgOK = err == nil
+		pi := r.cache.parse(r, ct.Image)
 		key := ct.Image
-		if imgOK {
-			key = img.String()
+		if pi.ok {
+			key = pi.str
+			x.img = pi
 		}
-		ch := d.containers[key]
-		if ch == nil {
-			ch = &containerHit{key: key, image: img, parsed: imgOK, raw: ct.Image}
-			d.containers[key] = ch
+		ch, found := d.containers.get(key)
+		if !found {
+			ch = d.sc.ctrPool.get()
+			ch.key, ch.raw = key, ct.Image
+			if pi.ok {
+				ch.image = pi
+			}
+			d.containers.put(key, ch)
 		}
-		ch.proofs.add(proof{conf: confDeclared, value: "image " + ct.Image, locator: ct.Locator + ".image"})
+		ch.proofs.add(proof{conf: confDeclared, value: pi.proofValue, locator: x.imageLoc})
 		ch.containers.add(ct.Name)
 		for _, dg := range digests[ct.Image] {
 			ch.digests.add(dg)
 		}
-		if imgOK {
-			for _, dg := range digests[img.String()] {
+		if pi.ok {
+			for _, dg := range digests[pi.str] {
 				ch.digests.add(dg)
 			}
-			if img.Digest != "" {
-				ch.digests.add(img.Digest)
+			if pi.img.Digest != "" {
+				ch.digests.add(pi.img.Digest)
 			}
-			info := r.cache.image(r, img.Name())
+			info := pi.info
 			if info.sim != nil {
 				simulator = info.sim.Name
 				ch.simulator = info.sim.Name
-				d.simulators[info.sim.Name] = info.sim.Simulates
+				found := false
+				for i := range d.simulators {
+					if d.simulators[i].name == info.sim.Name {
+						d.simulators[i].conf, found = info.sim.Simulates, true
+					}
+				}
+				if !found {
+					d.simulators = append(d.simulators, confOf{name: info.sim.Name, conf: info.sim.Simulates})
+				}
 			} else {
-				r.imageClaims(cd, ct, img, info, imageHits)
+				r.imageClaims(cd, x, info)
 			}
 			if info.nimModel != "" {
-				r.addModel(cd, d, modelClaim{value: info.nimModel, conf: confInferred, how: "image", locator: ct.Locator + ".image"})
+				r.addModel(cd, d, modelClaim{value: info.nimModel, conf: confInferred, how: "image", locator: x.imageLoc})
 			}
 		}
 		// Container roles are added once the component's roles are final.
 		cd.images.add(key)
 	}
 
-	invs := ParseArgsWith(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans})
+	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args)
 	argsOnly := len(ct.Command) == 0
 	for k, e := range ct.Env {
 		if r.argsEnv[e.Name] && e.Value != "" && !e.Redacted {
@@ -398,19 +542,13 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			}
 		}
 	}
-	loc := func(src int) string {
-		if src < 0 {
-			return ct.Locator + ".env[" + strconv.Itoa(-1-src) + "]"
-		}
-		return srcLocator(ct, src)
-	}
 
 	var revision string
 	var models []modelClaim
 	for ii := range invs {
 		inv := &invs[ii]
 		if simulator == "" {
-			r.commandClaims(cd, ct, inv, img, imgOK, imageHits, argsOnly && inv.Program == "" && ii == 0, loc, &models)
+			r.commandClaims(cd, x, inv, argsOnly && inv.Program == "" && ii == 0, &models)
 		}
 		for _, f := range inv.Flags {
 			if !f.HasValue {
@@ -423,26 +561,30 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			}
 			if r.modelFlags[f.Name] {
 				models = append(models, modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
-					how: "flag " + f.Name, locator: loc(f.ValueSrc)})
+					how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 			}
 			if r.revFlags[f.Name] && f.Value != "REDACTED" && !unresolvedRef(f.Value) {
 				revision = f.Value
 			}
 			for _, rt := range r.backendFlags[f.Name] {
 				if eng, ok := rt.BackendFlag.Values[strings.ToLower(f.Value)]; ok && eng != "" {
-					cd.backend(rt.Name, eng, proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: loc(f.Src)})
+					cd.backend(rt.Name, eng, proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: x.loc(f.Src)})
 				} else if !ok && !unresolvedRef(f.Value) {
-					cd.backend(rt.Name, strings.ToLower(f.Value), proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: loc(f.Src)})
+					cd.backend(rt.Name, strings.ToLower(f.Value), proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: x.loc(f.Src)})
 				}
 			}
 		}
 		for _, f := range inv.Flags {
 			for _, en := range r.engineFlagOwners[f.Name] {
-				if cd.engineFlags == nil {
-					cd.engineFlags = map[string]proof{}
+				seen := false
+				for _, ef := range cd.engineFlags {
+					if ef.name == en {
+						seen = true
+						break
+					}
 				}
-				if _, seen := cd.engineFlags[en]; !seen {
-					cd.engineFlags[en] = proof{conf: confInferred, value: "engine flag " + f.Name, locator: loc(f.Src)}
+				if !seen {
+					cd.engineFlags = append(cd.engineFlags, namedProof{name: en, p: proof{conf: confInferred, value: "engine flag " + f.Name, locator: x.loc(f.Src)}})
 				}
 			}
 		}
@@ -453,7 +595,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			}
 			if simulator == "" {
 				for _, h := range wi.hints {
-					cd.hit(h.rule, confInferred, proof{conf: confInferred, value: "hint " + h.text, locator: loc(w.Src)})
+					cd.hit(h.rule, confInferred, proof{conf: confInferred, value: h.value, locator: x.loc(w.Src)})
 				}
 			}
 		}
@@ -477,7 +619,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 				if envTruthy(e.Value) {
 					p := proof{conf: confDeclared, value: "env " + e.Name + "=" + e.Value, locator: l}
 					cd.backend(eb.runtime, eb.backend, p)
-					cd.hitBackendProof(eb.runtime, p)
+					cd.backendProofs = append(cd.backendProofs, namedProof{name: eb.runtime, p: p})
 				}
 			}
 		}
@@ -493,15 +635,6 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 	}
 }
 
-// hitBackendProof remembers evidence for a backend chosen before the wrapper is
-// known; it is attached to the wrapper in resolveBackends.
-func (c *compDetect) hitBackendProof(wrapper string, p proof) {
-	if c.backendProofs == nil {
-		c.backendProofs = map[string][]proof{}
-	}
-	c.backendProofs[wrapper] = append(c.backendProofs[wrapper], p)
-}
-
 func (r *rules) flagRole(cd *compDetect, f Flag) {
 	for _, rr := range r.roles {
 		if rr.Flag == "" || rr.Flag != f.Name {
@@ -515,23 +648,23 @@ func (r *rules) flagRole(cd *compDetect, f Flag) {
 
 // imageClaims: image patterns give an inferred runtime, its version from the tag
 // or a repository capture, and maybe a backend.
-func (r *rules) imageClaims(cd *compDetect, ct *schemas.Container, img Image, info *imageInfo, imageHits map[string]bool) {
+func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
+	img := &x.img.img
 	for _, m := range info.matches {
 		rt := m.rule
-		l := ct.Locator + ".image"
-		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: "image " + ct.Image, locator: l})
-		imageHits[rt.Name] = true
-		v := Version(img.Tag)
-		how := "tag " + img.Tag
+		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
+		x.imageHits = append(x.imageHits, rt.Name)
+		v := x.img.tagVersion
+		how := x.img.tagHow
 		if m.version != "" {
 			v = m.version
 			how = "repository " + img.Repository
 		}
 		if v != "" {
-			h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: how, locator: l}})
+			h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
 		}
 		if m.backend != "" {
-			cd.backend(rt.Name, m.backend, proof{conf: confInferred, value: "image " + ct.Image, locator: l})
+			cd.backend(rt.Name, m.backend, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		}
 	}
 }
@@ -539,39 +672,37 @@ func (r *rules) imageClaims(cd *compDetect, ct *schemas.Container, img Image, in
 // commandClaims matches one invocation against the launch commands, the
 // args-only patterns (for the first invocation of an args-only container whose
 // image is the engine's) and takes positional models.
-func (r *rules) commandClaims(cd *compDetect, ct *schemas.Container, inv *Invocation, img Image, imgOK bool, imageHits map[string]bool, argsOnly bool, loc func(int) string, models *[]modelClaim) {
+func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, argsOnly bool, models *[]modelClaim) {
 	head, src := invocationHead(inv)
 	if head == "" {
 		return
 	}
 	for _, hm := range r.cache.head(r, head, inv.Program == "") {
-		rt, p, m := hm.rule, hm.pattern, hm.text
-		if inv.Program == "" && (!argsOnly || !imageHits[rt.Name]) {
+		rt, p := hm.rule, hm.pattern
+		if inv.Program == "" && (!argsOnly || !x.imageHit(rt.Name)) {
 			continue
 		}
-		{
-			h := cd.hit(rt, confDeclared, proof{conf: confDeclared, value: "command " + strings.TrimSpace(m), locator: loc(src)})
-			if imgOK && imageHits[rt.Name] {
-				if v := Version(img.Tag); v != "" {
-					h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: "tag " + img.Tag, locator: ct.Locator + ".image"}})
-				}
+		h := cd.hit(rt, confDeclared, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})
+		if x.img != nil && x.imageHit(rt.Name) {
+			if v := x.img.tagVersion; v != "" {
+				h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: x.img.tagHow, locator: x.imageLoc}})
 			}
-			if p.backend != "" {
-				cd.backend(rt.Name, p.backend, proof{conf: confDeclared, value: "command " + strings.TrimSpace(m), locator: loc(src)})
+		}
+		if p.backend != "" {
+			cd.backend(rt.Name, p.backend, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})
+		}
+		for _, f := range inv.Flags {
+			if f.HasValue && rt.modelFlags[f.Name] {
+				*models = append(*models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 			}
-			for _, f := range inv.Flags {
-				if f.HasValue && rt.modelFlags[f.Name] {
-					*models = append(*models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: loc(f.ValueSrc)})
+		}
+		if p.model {
+			for _, w := range inv.Positionals {
+				if rt.subcommands[w.Text] {
+					continue
 				}
-			}
-			if p.model {
-				for _, w := range inv.Positionals {
-					if rt.subcommands[w.Text] {
-						continue
-					}
-					*models = append(*models, modelClaim{value: w.Text, conf: confDeclared, how: "positional", locator: loc(w.Src)})
-					break
-				}
+				*models = append(*models, modelClaim{value: w.Text, conf: confDeclared, how: "positional", locator: x.loc(w.Src)})
+				break
 			}
 		}
 	}
@@ -581,18 +712,31 @@ func (r *rules) commandClaims(cd *compDetect, ct *schemas.Container, inv *Invoca
 // 512 bytes: launch patterns only look at the start.
 func invocationHead(inv *Invocation) (string, int) {
 	const maxHead, maxWords = 512, 8
-	var b strings.Builder
 	src := 0
 	if inv.Program != "" {
-		b.WriteString(inv.Program)
 		src = inv.ProgramSrc
 	} else if len(inv.Words) > 0 {
 		src = inv.Words[0].Src
 	}
+	// Size first, so that the head is built in one allocation.
+	n, words := len(inv.Program), 0
 	for i, w := range inv.Words {
-		if i >= maxWords || b.Len() >= maxHead {
+		if i >= maxWords || n >= maxHead {
 			break
 		}
+		if n > 0 {
+			n++
+		}
+		n += min(len(w.Text), maxHead)
+		words++
+	}
+	if n == 0 {
+		return "", src
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(inv.Program)
+	for _, w := range inv.Words[:words] {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
@@ -623,7 +767,7 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 				hfLoc = f.Locator
 			}
 		}
-		for _, rt := range r.runtimes {
+		for _, rt := range r.fieldRules[f.Name] {
 			for _, fm := range rt.fields {
 				if fm.name != f.Name {
 					continue
@@ -633,10 +777,8 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 						p := proof{conf: confDeclared, value: "field " + f.Name + "=" + f.Value, locator: f.Locator}
 						fieldHits = append(fieldHits, cd.hit(rt, confDeclared, p))
 						// A wrapper's backendFramework names its engine.
-						for _, w := range r.runtimes {
-							if w.wraps[rt.Name] {
-								cd.backend(w.Name, rt.Name, p)
-							}
+						for _, w := range r.wrappersOf[rt.Name] {
+							cd.backend(w.Name, rt.Name, p)
 						}
 						break
 					}
@@ -668,86 +810,89 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 // run in this component: a declared backend, an engine found beside them, an
 // engine-only flag, or the wrapper's default.
 func (r *rules) resolveBackends(cd *compDetect, wl *compDetect) {
-	wrappers := map[string]*runtimeHit{}
-	for name, h := range cd.hits {
+	var wrappers []*runtimeHit
+	for _, h := range cd.hits {
 		if len(h.rule.wraps) > 0 {
-			wrappers[name] = h
+			wrappers = append(wrappers, h)
 		}
 	}
 	if wl != nil {
-		for name, h := range wl.hits {
-			if len(h.rule.wraps) > 0 && wrappers[name] == nil {
+		for _, h := range wl.hits {
+			if len(h.rule.wraps) > 0 && cd.hitOf(h.rule.Name) == nil {
 				// The kind's wrapper also runs here: give it a local hit so the
 				// component's roles, backends and settings reach it.
-				lh := &runtimeHit{rule: h.rule, conf: h.conf}
-				cd.hits[name] = lh
-				wrappers[name] = lh
+				lh := cd.sc.newHit(h.rule, h.conf)
+				cd.hits = append(cd.hits, lh)
+				wrappers = append(wrappers, lh)
 			}
 		}
 	}
-	names := make([]string, 0, len(wrappers))
-	for n := range wrappers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, wn := range names {
-		w := wrappers[wn]
-		if w.backends == nil {
-			w.backends = map[string]string{}
-		}
+	slices.SortFunc(wrappers, func(a, b *runtimeHit) int { return strings.Compare(a.rule.Name, b.rule.Name) })
+	var engines []string
+	for _, w := range wrappers {
+		wn := w.rule.Name
 		chosen := false
-		for _, p := range cd.backendProofs[wn] {
-			w.proofs.add(p)
+		for _, bp := range cd.backendProofs {
+			if bp.name == wn {
+				w.proofs.add(bp.p)
+			}
 		}
-		bs := cd.backends[wn]
-		keys := make([]string, 0, len(bs))
-		for k := range bs {
-			keys = append(keys, k)
+		engines = engines[:0]
+		for _, b := range cd.backends {
+			if b.wrapper == wn {
+				engines = append(engines, b.engine)
+			}
 		}
-		sort.Strings(keys)
-		for _, eng := range keys {
-			conf := bs[eng]
+		sort.Strings(engines)
+		for _, eng := range engines {
+			var conf string
+			for _, b := range cd.backends {
+				if b.wrapper == wn && b.engine == eng {
+					conf = b.conf
+				}
+			}
 			chosen = true
-			w.backends[eng] = stronger(w.backends[eng], conf)
+			w.backends = strengthen(w.backends, eng, conf)
 			if er := r.byName[eng]; er == nil || !w.rule.wraps[eng] {
 				// A backend that is no engine of ours (huggingface): evidence on the wrapper.
-				for _, p := range cd.engineProofs[eng] {
-					w.proofs.add(p)
+				for _, ep := range cd.engineProofs {
+					if ep.name == eng {
+						w.proofs.add(ep.p)
+					}
 				}
 			} else {
-				eh := cd.hits[eng]
+				eh := cd.hitOf(eng)
 				if eh == nil {
-					eh = &runtimeHit{rule: er, conf: conf}
-					cd.hits[eng] = eh
+					eh = cd.sc.newHit(er, conf)
+					cd.hits = append(cd.hits, eh)
 				}
 				eh.conf = stronger(eh.conf, conf)
-				for _, p := range cd.engineProofs[eng] {
-					eh.proofs.add(p)
+				for _, ep := range cd.engineProofs {
+					if ep.name == eng {
+						eh.proofs.add(ep.p)
+					}
 				}
 				eh.wrappedBy.add(wn)
 			}
 		}
 		// Engines found beside the wrapper in this component.
-		for en, eh := range cd.hits {
-			if w.rule.wraps[en] {
+		for _, eh := range cd.hits {
+			if en := eh.rule.Name; w.rule.wraps[en] {
 				eh.wrappedBy.add(wn)
-				w.backends[en] = stronger(w.backends[en], eh.conf)
+				w.backends = strengthen(w.backends, en, eh.conf)
 				chosen = true
 			}
 		}
 		if chosen {
 			continue
 		}
-		engs := make([]string, 0, len(cd.engineFlags))
-		for en := range cd.engineFlags {
-			engs = append(engs, en)
-		}
-		sort.Strings(engs)
-		for _, en := range engs {
-			if w.rule.wraps[en] {
-				eh := cd.hit(r.byName[en], confInferred, cd.engineFlags[en])
+		engs := slices.Clone(cd.engineFlags)
+		slices.SortFunc(engs, func(a, b namedProof) int { return strings.Compare(a.name, b.name) })
+		for _, ef := range engs {
+			if w.rule.wraps[ef.name] {
+				eh := cd.hit(r.byName[ef.name], confInferred, ef.p)
 				eh.wrappedBy.add(wn)
-				w.backends[en] = stronger(w.backends[en], confInferred)
+				w.backends = strengthen(w.backends, ef.name, confInferred)
 				chosen = true
 			}
 		}
@@ -764,98 +909,76 @@ func (r *rules) resolveBackends(cd *compDetect, wl *compDetect) {
 		if ok && r.byName[def.Backend] != nil {
 			eh := cd.hit(r.byName[def.Backend], confInferred, proof{conf: confInferred, value: "default backend of " + wn, locator: "kind"})
 			eh.wrappedBy.add(wn)
-			w.backends[def.Backend] = stronger(w.backends[def.Backend], confInferred)
+			w.backends = strengthen(w.backends, def.Backend, confInferred)
 		}
 	}
 	// Settings and models belong to the engine that runs: the engines when
 	// there are any, else the wrappers.
-	var primary []*runtimeHit
+	engineRuns := false
 	for _, h := range cd.hits {
 		if len(h.rule.wraps) == 0 {
-			primary = append(primary, h)
+			engineRuns = true
+			break
 		}
 	}
-	if len(primary) == 0 {
-		for _, h := range cd.hits {
-			primary = append(primary, h)
+	for _, h := range cd.hits {
+		if engineRuns && len(h.rule.wraps) > 0 {
+			continue
 		}
-	}
-	for _, h := range primary {
-		for name, vals := range cd.settings {
-			if h.settings == nil {
-				h.settings = map[string]strset{}
-			}
-			for v := range vals {
-				s := h.settings[name]
-				s.add(v)
-				h.settings[name] = s
-			}
-		}
-		for m := range cd.models {
+		h.settings = append(h.settings, cd.settings...)
+		for _, m := range cd.models.list() {
 			h.models.add(m)
 		}
 	}
-	for _, h := range cd.hits {
-		for _, role := range cd.roles {
-			h.roles.add(role)
-		}
-	}
+	// The component's roles reach its hits when they are merged.
 }
 
-// merge folds one component's hits into the workload's.
+// merge folds one component's hits into the workload's; each hit takes the
+// component's roles.
 func (d *detection) merge(cd *compDetect) {
-	for name, h := range cd.hits {
-		g := d.runtimes[name]
-		if g == nil {
-			g = &runtimeHit{rule: h.rule, conf: h.conf}
-			d.runtimes[name] = g
+	for _, h := range cd.hits {
+		name := h.rule.Name
+		g, ok := d.runtimes.get(name)
+		if !ok {
+			g = d.sc.newHit(h.rule, h.conf)
+			d.runtimes.put(name, g)
 		}
 		g.conf = stronger(g.conf, h.conf)
 		g.versions = append(g.versions, h.versions...)
-		for _, p := range h.proofs {
-			g.proofs.add(p)
+		g.proofs = append(g.proofs, h.proofs...)
+		for _, b := range h.backends {
+			g.backends = strengthen(g.backends, b.name, b.conf)
 		}
-		for b, c := range h.backends {
-			if g.backends == nil {
-				g.backends = map[string]string{}
-			}
-			g.backends[b] = stronger(g.backends[b], c)
-		}
-		for w := range h.wrappedBy {
+		for _, w := range h.wrappedBy.list() {
 			g.wrappedBy.add(w)
 		}
-		for _, role := range h.roles {
+		for _, role := range cd.roles {
 			g.roles.add(role)
 		}
-		for m := range h.models {
+		for _, m := range h.models.list() {
 			g.models.add(m)
 		}
-		for n, vals := range h.settings {
-			if g.settings == nil {
-				g.settings = map[string]strset{}
-			}
-			s := g.settings[n]
-			for v := range vals {
-				s.add(v)
-			}
-			g.settings[n] = s
-		}
+		g.settings = append(g.settings, h.settings...)
 	}
 }
 
 // bestVersion picks the version with the strongest evidence, then the smallest.
 func (h *runtimeHit) bestVersion() (versionClaim, []string) {
 	var best versionClaim
-	others := strset{}
 	for _, v := range h.versions {
-		others.add(v.version)
 		if best.version == "" || confRank(v.proof.conf) > confRank(best.proof.conf) ||
 			confRank(v.proof.conf) == confRank(best.proof.conf) && (v.version < best.version || v.version == best.version && v.proof.locator < best.proof.locator) {
 			best = v
 		}
 	}
-	delete(others, best.version)
-	return best, others.sorted()
+	var others []string
+	for _, v := range h.versions {
+		if v.version != "" && v.version != best.version && !slices.Contains(others, v.version) {
+			others = append(others, v.version)
+		}
+	}
+	sort.Strings(others)
+	return best, others
 }
 
 func digestIndex(ds []schemas.ImageDigest) map[string][]string {

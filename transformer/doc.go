@@ -24,7 +24,9 @@
 //	  -> merge over the workload                  one runtime per engine, one
 //	                                              model per id, one container per image
 //	  -> build cyclonedx-go structures             sorted, deterministic refs
-//	  -> encode (cyclonedx-go JSON encoder, 1.6)   Result.BOM, Result.BomHash
+//	  -> encode (appendBOM, 1.6)                   Result.BOM, Result.BomHash
+//	       the bytes of cyclonedx-go's JSON encoder without its reflection;
+//	       a BOM using fields appendBOM does not cover goes to that encoder
 //
 // The BOM: metadata.component is the workload (type application) with
 // bomstream:* properties for its identity and inputHash; each serving engine
@@ -45,6 +47,12 @@
 //
 // Detection rules are data: rules.yaml is embedded, and Config.RulesFile can
 // replace or add runtimes by name. A Renderer memoizes what the rules say about
-// image names, command heads and short words (bounded, pure functions of the
-// string), which is what makes rendering fast without changing any answer.
+// image references, command heads, short words and model values (bounded,
+// pure functions of the string), which is what makes rendering fast without
+// changing any answer.
+//
+// A render's working memory (the detection state, the cdx objects of the BOM
+// and the encode buffer) is a scratch taken from the Renderer's sync.Pool and
+// given back, reset, when the render is done: nothing in a Result points into
+// it, and steady-state rendering allocates little beyond the BOM bytes.
 package transformer

@@ -89,26 +89,43 @@ func hfPart(s string) bool {
 	return true
 }
 
+// modelInfo is what the rules make of a model value.
+type modelInfo struct {
+	ignored       bool
+	id, kind, key string
+}
+
+func (r *rules) classify(v string, hf bool) *modelInfo {
+	if r.ignoredModel(v) {
+		return &modelInfo{ignored: true}
+	}
+	id, kind := classifyModel(v, hf)
+	key := kind + ":" + id
+	if kind == locHF {
+		key = kind + ":" + strings.ToLower(id)
+	}
+	return &modelInfo{id: id, kind: kind, key: key}
+}
+
 // addModel records a model claim of the component cd.
 func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
-	if r.ignoredModel(m.value) {
+	mi := r.cache.model(r, m.value, m.hf)
+	if mi.ignored {
 		return
 	}
-	id, kind := classifyModel(m.value, m.hf)
+	id, kind, key := mi.id, mi.kind, mi.key
 	if m.conf == confDeclared && kind == locUnresolved {
 		m.conf = confUnresolved
 	}
 	if m.how == "image" {
 		kind = locNIMImage
+		key = kind + ":" + id
 	}
-	key := kind + ":" + id
-	if kind == locHF {
-		key = kind + ":" + strings.ToLower(id)
-	}
-	mh := d.models[key]
-	if mh == nil {
-		mh = &modelHit{key: key, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
-		d.models[key] = mh
+	mh, ok := d.models.get(key)
+	if !ok {
+		mh = d.sc.modelPool.get()
+		mh.key, mh.name, mh.kind, mh.hf, mh.conf = key, id, kind, kind == locHF, m.conf
+		d.models.put(key, mh)
 	}
 	mh.conf = stronger(mh.conf, m.conf)
 	mh.proofs.add(proof{conf: m.conf, value: m.how + " " + m.value, locator: m.locator})

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
@@ -41,10 +42,14 @@ func (c Config) Validate() error {
 }
 
 // Renderer turns WorkloadChange events into CycloneDX 1.6 BOMs. Its rules are
-// compiled once; it holds no mutable state and is safe for concurrent use.
+// compiled once; its only mutable state is memoized rule matches and pooled
+// scratch memory, neither of which changes an answer, and it is safe for
+// concurrent use.
 type Renderer struct {
 	cfg   Config
 	rules *rules
+	// scratch holds *scratch: memory for building and encoding, reused.
+	scratch sync.Pool
 }
 
 // NewRenderer validates cfg and compiles the rules.
@@ -82,47 +87,82 @@ const (
 // Render renders the BOM of one event. It is a pure function of the event and
 // the Renderer's configuration: the same event gives the same bytes.
 func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
-	res := Result{Workload: ev.Data.Workload}
+	sc, _ := r.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	defer func() {
+		sc.reset()
+		r.scratch.Put(sc)
+	}()
+	res, d, bom, err := r.prepare(ev, sc)
+	if err != nil || bom == nil {
+		return res, err
+	}
+	out, err := sc.encode(bom)
+	if err != nil {
+		return res, fmt.Errorf("render %s: encode: %w", res.Workload, err)
+	}
+	res.BOM = out
+	res.BomHash = schemas.BomHash(res.BOM)
+	res.Summary = summarize(d, sc)
+	return res, nil
+}
+
+// prepare detects and builds the cdx.BOM of ev in sc; bom is nil when the
+// event is skipped (res.Skipped says why) or fails. The detection and the BOM
+// live in sc: they are valid until sc is reset.
+func (r *Renderer) prepare(ev schemas.WorkloadChange, sc *scratch) (res Result, d *detection, bom *cdx.BOM, err error) {
+	res = Result{Workload: ev.Data.Workload}
 	if ev.IsTombstone() {
 		res.Skipped = SkipTombstone
-		return res, nil
+		return res, nil, nil, nil
 	}
 	in := ev.Data.Inputs
 	if in == nil {
-		return res, fmt.Errorf("render %s: %w", ev.Data.Workload, errNoInputs)
+		return res, nil, nil, fmt.Errorf("render %s: %w", ev.Data.Workload, errNoInputs)
 	}
 	if in.Workload.Kind != "" {
 		res.Workload = in.Workload
 	}
 	if r.rules.kindPurpose[res.Workload.Kind] == "template" {
 		res.Skipped = SkipTemplate
-		return res, nil
+		return res, nil, nil, nil
 	}
-	d := r.rules.detect(in)
-	if len(d.runtimes) == 0 && len(d.models) == 0 {
+	d = r.rules.detect(in, sc)
+	if d.runtimes.len() == 0 && d.models.len() == 0 {
 		res.Skipped = SkipNothing
-		return res, nil
+		return res, nil, nil, nil
 	}
 	inputHash := ev.Data.InputHash
 	if inputHash == "" {
 		h, err := schemas.InputHash(in)
 		if err != nil {
-			return res, fmt.Errorf("render %s: %w", res.Workload, err)
+			return res, nil, nil, fmt.Errorf("render %s: %w", res.Workload, err)
 		}
 		inputHash = h
 	}
-	bom := r.build(res.Workload, in, ev, inputHash, d)
+	return res, d, r.build(sc, res.Workload, in, ev, inputHash, d), nil
+}
+
+// encode writes bom as cdx's JSON encoder does (compact, no HTML escaping,
+// a trailing newline). The reflection-free appendBOM covers what build makes;
+// anything else goes to the cdx encoder.
+func (sc *scratch) encode(bom *cdx.BOM) ([]byte, error) {
+	if sc.out == nil {
+		sc.out = make([]byte, 0, 8<<10)
+	}
+	if b, ok := appendBOM(sc.out[:0], bom); ok {
+		sc.out = b
+		return bytes.Clone(b), nil
+	}
 	var buf bytes.Buffer
-	buf.Grow(8 << 10)
 	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
 	enc.SetPretty(false).SetEscapeHTML(false)
 	if err := enc.Encode(bom); err != nil {
-		return res, fmt.Errorf("render %s: encode: %w", res.Workload, err)
+		return nil, err
 	}
-	res.BOM = buf.Bytes()
-	res.BomHash = schemas.BomHash(res.BOM)
-	res.Summary = summarize(d)
-	return res, nil
+	return buf.Bytes(), nil
 }
 
 var errNoInputs = errors.New("observed event without inputs")
@@ -131,162 +171,186 @@ var errNoInputs = errors.New("observed event without inputs")
 func serialNumber(inputHash, version string) string {
 	// The URL namespace of RFC 4122, appendix C.
 	ns := [16]byte{0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
-	h := sha1.New()
-	h.Write(ns[:])
-	h.Write([]byte("bomstream:" + inputHash + ":" + version))
-	var u [16]byte
-	copy(u[:], h.Sum(nil))
+	var in [256]byte
+	data := append(in[:0], ns[:]...)
+	data = append(data, "bomstream:"...)
+	data = append(data, inputHash...)
+	data = append(data, ':')
+	data = append(data, version...)
+	u := sha1.Sum(data)
 	u[6] = (u[6] & 0x0f) | 0x50
 	u[8] = (u[8] & 0x3f) | 0x80
-	var b [36]byte
-	hex.Encode(b[0:8], u[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return "urn:uuid:" + string(b[:])
+	const prefix = "urn:uuid:"
+	var b [len(prefix) + 36]byte
+	copy(b[:], prefix)
+	x := b[len(prefix):]
+	hex.Encode(x[0:8], u[0:4])
+	x[8] = '-'
+	hex.Encode(x[9:13], u[4:6])
+	x[13] = '-'
+	hex.Encode(x[14:18], u[6:8])
+	x[18] = '-'
+	hex.Encode(x[19:23], u[8:10])
+	x[23] = '-'
+	hex.Encode(x[24:], u[10:16])
+	return string(b[:])
 }
 
+// prop is a property; name is the full name, propPrefix included, so that
+// the constant names cost nothing.
 func prop(name, value string) cdx.Property {
-	return cdx.Property{Name: propPrefix + name, Value: value}
+	return cdx.Property{Name: name, Value: value}
 }
 
 // sortProps orders properties by name then value, and drops exact duplicates.
-func sortProps(ps []cdx.Property) *[]cdx.Property {
+func (sc *scratch) sortProps(ps []cdx.Property) *[]cdx.Property {
 	if len(ps) == 0 {
 		return nil
 	}
-	slices.SortFunc(ps, func(a, b cdx.Property) int {
+	// Sort indices, then copy once: moving the properties themselves
+	// costs a write barrier per string while the GC marks.
+	idx := sc.order(len(ps), func(i, j int32) int {
+		a, b := &ps[i], &ps[j]
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Value, b.Value)
 	})
-	out := ps[:1]
-	for _, p := range ps[1:] {
-		if p != out[len(out)-1] {
+	out := sc.props.take(len(ps))
+	for _, i := range idx {
+		if p := ps[i]; len(out) == 0 || p != out[len(out)-1] {
 			out = append(out, p)
 		}
 	}
-	return &out
+	h := sc.propHdr.one()
+	*h = out
+	return h
 }
 
-func (r *Renderer) build(w schemas.Workload, in *schemas.Inputs, ev schemas.WorkloadChange, inputHash string, d *detection) *cdx.BOM {
-	wlProps := []cdx.Property{
-		prop("cluster", w.Cluster),
-		prop("namespace", w.Namespace),
-		prop("kind", w.Kind),
-		prop("apiVersion", w.APIVersion),
-		prop("uid", w.UID),
-		prop("inputHash", inputHash),
-	}
+func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev schemas.WorkloadChange, inputHash string, d *detection) *cdx.BOM {
+	wlProps := sc.props.take(8 + 2*len(d.simulators) + len(d.noImage) + len(d.roles))
+	wlProps = append(wlProps,
+		prop(propPrefix+"cluster", w.Cluster),
+		prop(propPrefix+"namespace", w.Namespace),
+		prop(propPrefix+"kind", w.Kind),
+		prop(propPrefix+"apiVersion", w.APIVersion),
+		prop(propPrefix+"uid", w.UID),
+		prop(propPrefix+"inputHash", inputHash),
+	)
 	if in.Source != "" {
-		wlProps = append(wlProps, prop("source", in.Source))
+		wlProps = append(wlProps, prop(propPrefix+"source", in.Source))
 	}
 	if d.purpose != "" {
-		wlProps = append(wlProps, prop("purpose", d.purpose))
+		wlProps = append(wlProps, prop(propPrefix+"purpose", d.purpose))
 	}
-	for name, engine := range d.simulators {
-		wlProps = append(wlProps, prop("simulator", name))
-		if engine != "" {
-			wlProps = append(wlProps, prop("simulator:simulates", engine))
+	for _, sim := range d.simulators {
+		wlProps = append(wlProps, prop(propPrefix+"simulator", sim.name))
+		if sim.conf != "" {
+			wlProps = append(wlProps, prop(propPrefix+"simulator:simulates", sim.conf))
 		}
 	}
 	for _, loc := range d.noImage {
-		wlProps = append(wlProps, prop("image:unknown", loc))
+		wlProps = append(wlProps, prop(propPrefix+"image:unknown", loc))
 	}
 	for _, role := range d.roles {
-		wlProps = append(wlProps, prop("role", role))
+		wlProps = append(wlProps, prop(propPrefix+"role", role))
 	}
-	tool := cdx.Component{Type: cdx.ComponentTypeApplication, Name: toolName, Version: r.cfg.Version, BOMRef: "tool:" + toolName}
-	meta := &cdx.Metadata{
-		Timestamp: ev.Time.UTC().Format(time.RFC3339),
-		Tools:     &cdx.ToolsChoice{Components: &[]cdx.Component{tool}},
-		Component: &cdx.Component{
-			BOMRef:     workloadRef,
-			Type:       cdx.ComponentTypeApplication,
-			Name:       w.Name,
-			Group:      w.Namespace,
-			Properties: sortProps(wlProps),
-		},
+	mb := &sc.meta
+	mb.tool[0] = cdx.Component{Type: cdx.ComponentTypeApplication, Name: toolName, Version: r.cfg.Version, BOMRef: "tool:" + toolName}
+	mb.tl = mb.tool[:]
+	mb.tools = cdx.ToolsChoice{Components: &mb.tl}
+	mb.comp = cdx.Component{
+		BOMRef:     workloadRef,
+		Type:       cdx.ComponentTypeApplication,
+		Name:       w.Name,
+		Group:      w.Namespace,
+		Properties: sc.sortProps(wlProps),
 	}
+	mb.meta = cdx.Metadata{Timestamp: ev.Time.UTC().Format(time.RFC3339), Tools: &mb.tools, Component: &mb.comp}
 
-	var comps []cdx.Component
-	var deps []cdx.Dependency
-	var wlDeps []string
-
-	runtimeNames := make([]string, 0, len(d.runtimes))
-	for n := range d.runtimes {
-		runtimeNames = append(runtimeNames, n)
+	runtimeNames := sc.sorted(d.runtimes.keys)
+	modelKeys := sc.sorted(d.models.keys)
+	sc.runtimeNames, sc.modelKeys = runtimeNames, modelKeys
+	imageKeys := sc.sorted(d.containers.keys)
+	n := len(runtimeNames) + len(modelKeys) + len(imageKeys)
+	comps := sc.comps.take(n)
+	deps := sc.deps.take(1 + n)[:1]
+	wlDeps := sc.strs.take(n)
+	// Every ref and version is worked out once.
+	for _, m := range d.models.items {
+		m.ref = "model:" + m.key
 	}
-	sort.Strings(runtimeNames)
-	modelRef := func(key string) string { return "model:" + key }
-	for _, n := range runtimeNames {
-		h := d.runtimes[n]
-		c, ref := runtimeComponent(h)
-		comps = append(comps, c)
-		wlDeps = append(wlDeps, ref)
-		var dependsOn []string
+	modelRef := func(key string) string {
+		if m, ok := d.models.get(key); ok {
+			return m.ref
+		}
+		return "model:" + key
+	}
+	refs := sc.strs.take(len(runtimeNames))
+	for _, rn := range runtimeNames {
+		h, _ := d.runtimes.get(rn)
+		h.best, h.others = h.bestVersion()
+		h.ref = runtimeComponentRef(h)
+		refs = append(refs, h.ref)
+	}
+	for i, rn := range runtimeNames {
+		h, _ := d.runtimes.get(rn)
+		comps = append(comps, sc.runtimeComponent(h))
+		wlDeps = append(wlDeps, h.ref)
+		dependsOn := sc.strs.take(len(runtimeNames) + h.models.k.len())
 		// A wrapper depends on the engines it runs; engines on their models.
-		for _, en := range runtimeNames {
-			if _, ok := d.runtimes[en].wrappedBy[n]; ok {
-				_, eref := runtimeComponentRef(d.runtimes[en])
-				dependsOn = append(dependsOn, eref)
+		for _, eh := range d.runtimes.items {
+			if eh.wrappedBy.has(rn) {
+				dependsOn = append(dependsOn, eh.ref)
 			}
 		}
-		for _, m := range h.models.sorted() {
+		for _, m := range h.models.list() {
 			dependsOn = append(dependsOn, modelRef(m))
 		}
-		deps = append(deps, cdx.Dependency{Ref: ref, Dependencies: uniqSorted(dependsOn)})
+		deps = append(deps, cdx.Dependency{Ref: refs[i], Dependencies: sc.uniqSorted(dependsOn)})
 	}
-
-	modelKeys := make([]string, 0, len(d.models))
-	for k := range d.models {
-		modelKeys = append(modelKeys, k)
-	}
-	sort.Strings(modelKeys)
 	for _, k := range modelKeys {
-		comps = append(comps, modelComponent(d.models[k], modelRef(k)))
-		deps = append(deps, cdx.Dependency{Ref: modelRef(k)})
+		m, _ := d.models.get(k)
+		comps = append(comps, sc.modelComponent(m))
+		deps = append(deps, cdx.Dependency{Ref: m.ref})
 	}
-	for _, k := range d.workloadM.sorted() {
+	for _, k := range d.workloadM.list() {
 		wlDeps = append(wlDeps, modelRef(k))
 	}
-
-	imageKeys := make([]string, 0, len(d.containers))
-	for k := range d.containers {
-		imageKeys = append(imageKeys, k)
-	}
-	sort.Strings(imageKeys)
 	for _, k := range imageKeys {
-		c := containerComponent(d.containers[k])
+		ch, _ := d.containers.get(k)
+		c := sc.containerComponent(ch)
 		comps = append(comps, c)
 		wlDeps = append(wlDeps, c.BOMRef)
 		deps = append(deps, cdx.Dependency{Ref: c.BOMRef})
 	}
-	deps = append([]cdx.Dependency{{Ref: workloadRef, Dependencies: uniqSorted(wlDeps)}}, deps...)
-	sort.SliceStable(deps[1:], func(i, j int) bool { return deps[1+i].Ref < deps[1+j].Ref })
-
-	bom := &cdx.BOM{
+	deps[0] = cdx.Dependency{Ref: workloadRef, Dependencies: sc.uniqSorted(wlDeps)}
+	slices.SortStableFunc(deps[1:], func(a, b cdx.Dependency) int { return strings.Compare(a.Ref, b.Ref) })
+	mb.bom = cdx.BOM{
 		JSONSchema:   schemaURL16,
 		BOMFormat:    cdx.BOMFormat,
 		SpecVersion:  cdx.SpecVersion1_6,
 		SerialNumber: serialNumber(inputHash, r.cfg.Version),
 		Version:      1,
-		Metadata:     meta,
-		Dependencies: &deps,
+		Metadata:     &mb.meta,
 	}
+	mb.deps = deps
+	mb.bom.Dependencies = &mb.deps
 	if len(comps) > 0 {
-		bom.Components = &comps
+		mb.comps = comps
+		mb.bom.Components = &mb.comps
 	}
-	return bom
+	return &mb.bom
 }
 
-func uniqSorted(xs []string) *[]string {
+// sorted returns a sorted copy of keys.
+func (sc *scratch) sorted(keys []string) []string {
+	out := append(sc.strs.take(len(keys)), keys...)
+	sort.Strings(out)
+	return out
+}
+
+func (sc *scratch) uniqSorted(xs []string) *[]string {
 	if len(xs) == 0 {
 		return nil
 	}
@@ -297,58 +361,55 @@ func uniqSorted(xs []string) *[]string {
 			out = append(out, x)
 		}
 	}
-	return &out
+	h := sc.strHdr.one()
+	*h = out
+	return h
 }
 
-func runtimeComponentRef(h *runtimeHit) (versionClaim, string) {
-	v, _ := h.bestVersion()
-	ref := "runtime:" + h.rule.Name
+func runtimeComponentRef(h *runtimeHit) string {
+	v := h.best
 	if v.version != "" {
-		ref += "@" + v.version
+		return "runtime:" + h.rule.Name + "@" + v.version
 	}
-	return v, ref
+	return "runtime:" + h.rule.Name
 }
 
-func runtimeComponent(h *runtimeHit) (cdx.Component, string) {
-	v, ref := runtimeComponentRef(h)
-	_, others := h.bestVersion()
-	props := []cdx.Property{
-		prop("confidence", h.conf),
-		prop("runtime:confidence", h.conf),
-		prop("runtime:name", h.rule.Name),
-	}
-	for b, c := range h.backends {
-		if c == confDeclared {
-			props = append(props, prop("runtime:backend", b))
+func (sc *scratch) runtimeComponent(h *runtimeHit) cdx.Component {
+	v, others := h.best, h.others
+	props := sc.props.take(3 + 2*len(h.backends) + h.wrappedBy.k.len() + len(others) + len(h.roles) + len(h.settings))
+	props = append(props,
+		prop(propPrefix+"confidence", h.conf),
+		prop(propPrefix+"runtime:confidence", h.conf),
+		prop(propPrefix+"runtime:name", h.rule.Name),
+	)
+	for _, b := range h.backends {
+		if b.conf == confDeclared {
+			props = append(props, prop(propPrefix+"runtime:backend", b.name))
 		} else {
-			props = append(props, prop("runtime:backend", b), prop("runtime:backend:inferred", b))
+			props = append(props, prop(propPrefix+"runtime:backend", b.name), prop(propPrefix+"runtime:backend:inferred", b.name))
 		}
 	}
-	for w := range h.wrappedBy {
-		props = append(props, prop("runtime:wrappedBy", w))
+	for _, w := range h.wrappedBy.list() {
+		props = append(props, prop(propPrefix+"runtime:wrappedBy", w))
 	}
 	for _, o := range others {
-		props = append(props, prop("runtime:otherVersion", o))
+		props = append(props, prop(propPrefix+"runtime:otherVersion", o))
 	}
 	for _, role := range h.roles {
-		props = append(props, prop("role", role))
+		props = append(props, prop(propPrefix+"role", role))
 	}
-	for name, vals := range h.settings {
-		for val := range vals {
-			props = append(props, prop("runtime:"+name, val))
-		}
-	}
+	props = append(props, h.settings...)
 	name := h.rule.Title
 	if name == "" {
 		name = h.rule.Name
 	}
 	c := cdx.Component{
-		BOMRef:     ref,
+		BOMRef:     h.ref,
 		Type:       cdx.ComponentTypeApplication,
 		Name:       name,
 		Version:    v.version,
-		Properties: sortProps(props),
-		Evidence:   evidence(h.proofs, h.conf, v),
+		Properties: sc.sortProps(props),
+		Evidence:   sc.evidence(h.proofs, h.conf, v),
 	}
 	if h.rule.PURL != "" {
 		c.PackageURL = h.rule.PURL
@@ -356,33 +417,34 @@ func runtimeComponent(h *runtimeHit) (cdx.Component, string) {
 			c.PackageURL += "@" + v.version
 		}
 	}
-	return c, ref
+	return c
 }
 
-func modelComponent(m *modelHit, ref string) cdx.Component {
-	props := []cdx.Property{
-		prop("confidence", m.conf),
-		prop("model:location-kind", m.kind),
-	}
-	revs := m.revisions.sorted()
+func (sc *scratch) modelComponent(m *modelHit) cdx.Component {
+	revs := sc.sorted(m.revisions.list())
+	props := sc.props.take(3 + len(revs) + len(m.roles) + len(m.props))
+	props = append(props,
+		prop(propPrefix+"confidence", m.conf),
+		prop(propPrefix+"model:location-kind", m.kind),
+	)
 	if len(revs) == 0 {
-		props = append(props, prop("model:unpinned", "true"))
+		props = append(props, prop(propPrefix+"model:unpinned", "true"))
 	}
 	for _, rev := range revs {
-		props = append(props, prop("model:revision", rev))
+		props = append(props, prop(propPrefix+"model:revision", rev))
 	}
 	for _, role := range m.roles {
-		props = append(props, prop("role", role))
+		props = append(props, prop(propPrefix+"role", role))
 	}
 	for k, v := range m.props {
 		props = append(props, cdx.Property{Name: k, Value: v})
 	}
 	c := cdx.Component{
-		BOMRef:     ref,
+		BOMRef:     m.ref,
 		Type:       cdx.ComponentTypeMachineLearningModel,
 		Name:       m.name,
-		Properties: sortProps(props),
-		Evidence:   evidence(m.proofs, m.conf, versionClaim{}),
+		Properties: sc.sortProps(props),
+		Evidence:   sc.evidence(m.proofs, m.conf, versionClaim{}),
 	}
 	if m.hf {
 		c.PackageURL = "pkg:huggingface/" + purlPath(m.name)
@@ -395,6 +457,16 @@ func modelComponent(m *modelHit, ref string) cdx.Component {
 }
 
 func purlPath(id string) string {
+	clean := true
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c != '/' && !purlSafe(c, false) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return id
+	}
 	parts := strings.Split(id, "/")
 	for i, p := range parts {
 		parts[i] = purlEscape(p, false)
@@ -402,29 +474,30 @@ func purlPath(id string) string {
 	return strings.Join(parts, "/")
 }
 
-func containerComponent(ch *containerHit) cdx.Component {
+func (sc *scratch) containerComponent(ch *containerHit) cdx.Component {
 	conf := confDeclared
-	props := []cdx.Property{}
-	digests := ch.digests.sorted()
+	digests := sc.sorted(ch.digests.list())
+	props := sc.props.take(5 + len(ch.roles) + ch.containers.k.len() + len(digests))
 	for _, role := range ch.roles {
-		props = append(props, prop("role", role))
+		props = append(props, prop(propPrefix+"role", role))
 	}
-	for n := range ch.containers {
-		props = append(props, prop("container:name", n))
+	for _, n := range ch.containers.list() {
+		props = append(props, prop(propPrefix+"container:name", n))
 	}
 	if ch.simulator != "" {
-		props = append(props, prop("simulator", ch.simulator))
+		props = append(props, prop(propPrefix+"simulator", ch.simulator))
 	}
 	c := cdx.Component{Type: cdx.ComponentTypeContainer}
-	if !ch.parsed {
+	if ch.image == nil {
 		conf = confUnresolved
 		c.BOMRef = "container:" + ch.raw
 		c.Name = ch.raw
-		props = append(props, prop("image:unresolved", "true"), prop("image:digest", "unresolved"))
+		props = append(props, prop(propPrefix+"image:unresolved", "true"), prop(propPrefix+"image:digest", "unresolved"))
 	} else {
-		img := ch.image
-		c.BOMRef = "container:" + img.String()
-		c.Name = img.Name()
+		pi := ch.image
+		img := &pi.img
+		c.BOMRef = pi.ref
+		c.Name = pi.name
 		c.Version = img.Tag
 		var dg string
 		if len(digests) > 0 {
@@ -435,34 +508,50 @@ func containerComponent(ch *containerHit) cdx.Component {
 				if algo, val, ok := strings.Cut(x, ":"); ok && algo == "sha256" {
 					hashes = append(hashes, cdx.Hash{Algorithm: cdx.HashAlgoSHA256, Value: strings.ToLower(val)})
 				}
-				props = append(props, prop("image:digest", x))
+				props = append(props, prop(propPrefix+"image:digest", x))
 			}
 			if len(hashes) > 0 {
 				c.Hashes = &hashes
 			}
 		} else {
-			props = append(props, prop("image:digest", "unresolved"))
+			props = append(props, prop(propPrefix+"image:digest", "unresolved"))
 		}
 		if img.Tag != "" {
-			props = append(props, prop("image:tag", img.Tag))
+			props = append(props, prop(propPrefix+"image:tag", img.Tag))
 		}
-		c.PackageURL = img.PURL(dg)
+		if dg == "" || dg == img.Digest {
+			c.PackageURL = pi.purl
+		} else {
+			c.PackageURL = img.PURL(dg)
+		}
 	}
-	props = append(props, prop("confidence", conf))
-	c.Properties = sortProps(props)
-	c.Evidence = evidence(ch.proofs, conf, versionClaim{})
+	props = append(props, prop(propPrefix+"confidence", conf))
+	c.Properties = sc.sortProps(props)
+	c.Evidence = sc.evidence(ch.proofs, conf, versionClaim{})
 	return c
+}
+
+// evidenceBlock holds one component's evidence, allocated at once.
+type evidenceBlock struct {
+	e        cdx.Evidence
+	choice   cdx.EvidenceIdentityChoice
+	ids      [2]cdx.EvidenceIdentity
+	idList   []cdx.EvidenceIdentity
+	vMethod  [1]cdx.EvidenceIdentityMethod
+	vMethods []cdx.EvidenceIdentityMethod
+	methods  []cdx.EvidenceIdentityMethod
+	occ      []cdx.EvidenceOccurrence
 }
 
 // evidence turns proofs into CycloneDX 1.6 component evidence: one identity
 // for the name (every method that named it), one for the version, and the
 // locators as occurrences.
-func evidence(ps proofs, conf string, v versionClaim) *cdx.Evidence {
+func (sc *scratch) evidence(ps proofs, conf string, v versionClaim) *cdx.Evidence {
 	if len(ps) == 0 {
 		return nil
 	}
-	list := slices.Clone(ps)
-	slices.SortFunc(list, func(a, b proof) int {
+	idx := sc.order(len(ps), func(i, j int32) int {
+		a, b := &ps[i], &ps[j]
 		if ra, rb := confRank(a.conf), confRank(b.conf); ra != rb {
 			return rb - ra
 		}
@@ -471,35 +560,49 @@ func evidence(ps proofs, conf string, v versionClaim) *cdx.Evidence {
 		}
 		return strings.Compare(a.locator, b.locator)
 	})
-	methods := make([]cdx.EvidenceIdentityMethod, 0, len(list))
-	locs := make([]string, 0, len(list))
-	for i, p := range list {
+	eb := sc.blocks.one()
+	methods := sc.methods.take(len(ps))
+	nloc := 0
+	for k, i := range idx {
+		p := &ps[i]
 		// Sorted by confidence first, so a value seen at two confidences keeps the strongest.
-		if i == 0 || !methodSeen(methods, p.value) {
+		if k == 0 || !methodSeen(methods, p.value) {
 			methods = append(methods, cdx.EvidenceIdentityMethod{Technique: technique, Confidence: score(p.conf), Value: p.value})
 		}
 		if p.locator != "" {
-			locs = append(locs, p.locator)
+			nloc++
 		}
 	}
-	slices.Sort(locs)
-	locs = slices.Compact(locs)
-	ids := []cdx.EvidenceIdentity{{Field: cdx.EvidenceIdentityFieldTypeName, Confidence: score(conf), Methods: &methods}}
+	var occ []cdx.EvidenceOccurrence
+	if nloc > 0 {
+		// The locators, sorted and without repeats.
+		byLoc := sc.order(len(ps), func(i, j int32) int { return strings.Compare(ps[i].locator, ps[j].locator) })
+		occ = sc.occ.take(nloc)
+		for _, i := range byLoc {
+			if l := ps[i].locator; l != "" && (len(occ) == 0 || occ[len(occ)-1].Location != l) {
+				occ = append(occ, cdx.EvidenceOccurrence{Location: l})
+			}
+		}
+	}
+	eb.methods = methods
+	eb.ids[0] = cdx.EvidenceIdentity{Field: cdx.EvidenceIdentityFieldTypeName, Confidence: score(conf), Methods: &eb.methods}
+	eb.idList = eb.ids[:1]
 	if v.version != "" {
-		ids = append(ids, cdx.EvidenceIdentity{
+		eb.vMethod[0] = cdx.EvidenceIdentityMethod{Technique: technique, Confidence: score(v.proof.conf), Value: v.proof.value}
+		eb.vMethods = eb.vMethod[:]
+		eb.ids[1] = cdx.EvidenceIdentity{
 			Field: cdx.EvidenceIdentityFieldTypeVersion, Confidence: score(v.proof.conf), ConcludedValue: v.version,
-			Methods: &[]cdx.EvidenceIdentityMethod{{Technique: technique, Confidence: score(v.proof.conf), Value: v.proof.value}},
-		})
-	}
-	e := &cdx.Evidence{Identity: &cdx.EvidenceIdentityChoice{Identities: &ids}}
-	if len(locs) > 0 {
-		occ := make([]cdx.EvidenceOccurrence, len(locs))
-		for i, l := range locs {
-			occ[i].Location = l
+			Methods: &eb.vMethods,
 		}
-		e.Occurrences = &occ
+		eb.idList = eb.ids[:2]
 	}
-	return e
+	eb.choice.Identities = &eb.idList
+	eb.e.Identity = &eb.choice
+	if len(occ) > 0 {
+		eb.occ = occ
+		eb.e.Occurrences = &eb.occ
+	}
+	return &eb.e
 }
 
 // methodSeen: methods are appended in value order within a confidence, so a
@@ -525,25 +628,24 @@ func score(conf string) *float32 {
 	}
 	return &scores[0]
 }
-func summarize(d *detection) Summary {
+
+// summarize reads the detection after build, which sorted the names and
+// chose the versions.
+func summarize(d *detection, sc *scratch) Summary {
 	var s Summary
-	names := make([]string, 0, len(d.runtimes))
-	for n := range d.runtimes {
-		names = append(names, n)
+	if len(sc.runtimeNames) > 0 {
+		s.Runtimes = make([]RuntimeSummary, 0, len(sc.runtimeNames))
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		h := d.runtimes[n]
-		v, _ := h.bestVersion()
-		s.Runtimes = append(s.Runtimes, RuntimeSummary{Name: n, Version: v.version, Confidence: h.conf})
+	for _, n := range sc.runtimeNames {
+		h, _ := d.runtimes.get(n)
+		s.Runtimes = append(s.Runtimes, RuntimeSummary{Name: n, Version: h.best.version, Confidence: h.conf})
 	}
-	keys := make([]string, 0, len(d.models))
-	for k := range d.models {
-		keys = append(keys, k)
+	if len(sc.modelKeys) > 0 {
+		s.Models = make([]string, 0, len(sc.modelKeys))
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		s.Models = append(s.Models, d.models[k].name)
+	for _, k := range sc.modelKeys {
+		m, _ := d.models.get(k)
+		s.Models = append(s.Models, m.name)
 	}
 	s.Roles = d.roles.sorted()
 	return s

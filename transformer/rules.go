@@ -229,10 +229,9 @@ type rules struct {
 	kindPurpose      map[string]string
 	notRuntimes      []notRuntime
 	roles            []roleRule
-	settingFlag      map[string]string // flag -> setting name
+	settingFlag      map[string]string // flag -> property name of the setting
 	settingEnv       map[string]string
 	settingField     map[string]string
-	settingOrder     map[string]int
 	modelFlags       map[string]bool
 	hfFlags          map[string]bool
 	modelEnv         map[string]bool
@@ -248,7 +247,9 @@ type rules struct {
 	backendFlags     map[string][]*runtimeRule // flag -> wrappers it picks the backend of
 	engineFlagOwners map[string][]string       // flag -> engines it reveals
 	cache            *matchCache
-	envRules         map[string][]envBackend // env name -> wrappers it selects a backend of
+	fieldRules       map[string][]*runtimeRule // field name -> runtimes with a rule on it, in order
+	wrappersOf       map[string][]*runtimeRule // engine -> runtimes that wrap it, in order
+	envRules         map[string][]envBackend   // env name -> wrappers it selects a backend of
 }
 
 type envBackend struct {
@@ -282,7 +283,6 @@ func compileRules(rs RuleSet) (*rules, error) {
 		settingFlag:      map[string]string{},
 		settingEnv:       map[string]string{},
 		settingField:     map[string]string{},
-		settingOrder:     map[string]int{},
 		modelFlags:       set(rs.Models.Flags),
 		hfFlags:          set(rs.Models.HFFlags),
 		modelEnv:         set(rs.Models.Env),
@@ -377,16 +377,16 @@ func compileRules(rs RuleSet) (*rules, error) {
 		}
 		r.roles = append(r.roles, rr)
 	}
-	for i, s := range rs.Settings {
-		r.settingOrder[s.Name] = i
+	for _, s := range rs.Settings {
+		name := propPrefix + "runtime:" + s.Name
 		for _, f := range s.Flags {
-			r.settingFlag[f] = s.Name
+			r.settingFlag[f] = name
 		}
 		for _, e := range s.Env {
-			r.settingEnv[e] = s.Name
+			r.settingEnv[e] = name
 		}
 		for _, f := range s.Fields {
-			r.settingField[f] = s.Name
+			r.settingField[f] = name
 		}
 	}
 	for i, p := range rs.Models.Ignore {
@@ -413,10 +413,22 @@ func compileRules(rs RuleSet) (*rules, error) {
 		}
 		r.nimGeneric = append(r.nimGeneric, re)
 	}
+	r.fieldRules = map[string][]*runtimeRule{}
+	r.wrappersOf = map[string][]*runtimeRule{}
 	for _, rt := range r.runtimes {
 		for _, w := range rt.Wraps {
 			if _, ok := r.byName[w]; !ok {
 				return nil, fmt.Errorf("runtimes[%s].wraps: unknown runtime %q", rt.Name, w)
+			}
+		}
+		for _, fm := range rt.fields {
+			if l := r.fieldRules[fm.name]; len(l) == 0 || l[len(l)-1] != rt {
+				r.fieldRules[fm.name] = append(l, rt)
+			}
+		}
+		for _, en := range r.runtimes {
+			if rt.wraps[en.Name] {
+				r.wrappersOf[en.Name] = append(r.wrappersOf[en.Name], rt)
 			}
 		}
 	}
