@@ -12,7 +12,10 @@
 //
 // Every file is written to a temporary file in the same directory, fsynced,
 // then linked (immutable files: create-only) or renamed (the others) into
-// place, and the directory is fsynced: a reader never sees half a file. The
+// place, and the directory is fsynced: a reader never sees half a file.
+// The option `fsync: false` (Config.Fsync) skips the fsyncs, which spares
+// four waits on the disk per BOM, at the price of losing the last exports on
+// a machine crash (see Config.Fsync); the default stays durable. The
 // latest BOM is a copy rather than a symlink so that it reads the same with
 // cat, through object-store syncs and in Git, which do not all follow links.
 //

@@ -47,8 +47,8 @@ type Config struct {
 	Dir string `json:"dir"`
 	// Fsync makes every write durable before Export returns: each file is
 	// fsynced before it is linked or renamed into place, and then its
-	// directory. Unset means true. False skips the fsyncs (several times
-	// faster per BOM): while the machine stays up, files still appear
+	// directory. Unset means true. False skips the fsyncs (four waits on
+	// the disk per BOM): while the machine stays up, files still appear
 	// atomically; a machine crash (not a process crash) may lose the last
 	// exports or leave them empty or truncated, although the runner has
 	// already recorded them as exported in its ledger. A truncated immutable

@@ -26,10 +26,17 @@
 //     terminate it; other workloads keep flowing.
 //  5. After success: put the ledger key, THEN ack. A crash between the two
 //     redelivers the message and the sink's idempotent Export absorbs it.
+//     Except for latest-only sinks (whose next check reads what this step
+//     writes), Run does this step off the worker, so that the workload's
+//     next message can start; the message stays counted as in hand until
+//     its ack.
 //
-// Concurrency is bounded by Config.Concurrency workers; a message goes to the
-// worker chosen by a hash of its subject, so one workload's messages are
-// handled serially and in stream order. On cancellation Run stops fetching,
+// Concurrency is bounded by Config.Concurrency workers. One workload's
+// messages (one subject) are handled serially and in stream order; messages
+// of other workloads go to whichever worker is free, so a slow workload
+// holds back only its own later messages. At most 2×Concurrency messages are
+// queued or in hand. A successful export is logged at Debug level; retries,
+// skips of bad messages and dead letters at Warn and Error. On cancellation Run stops fetching,
 // lets every worker finish the message in hand (bounded by DrainTimeout),
 // and hands queued messages back to the server with Nak.
 //

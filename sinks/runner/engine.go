@@ -62,12 +62,25 @@ func newEngine(ctx context.Context, bus *stream.Bus, s sinks.Sink, cfg Config, l
 	return &engine{name: name, sink: s, cfg: cfg, js: bus.JS, boms: boms, ledger: ledger, log: log, m: m, acks: acks}, nil
 }
 
-// handle takes one message through dedupe, the sink, the ledger and the ack.
-// stop is done when the runner is stopping; work outlives it by DrainTimeout
-// so that the message in hand can finish. It returns nil when the message
-// reached an end (exported, skipped or dead-lettered) and an error when it was
-// handed back for redelivery.
-func (e *engine) handle(stop, work context.Context, msg jetstream.Msg) error {
+// handle takes one message through dedupe, the sink, the ledger and the ack,
+// and calls release once it is done with the message. stop is done when the
+// runner is stopping; work outlives it by DrainTimeout so that the message in
+// hand can finish. It returns nil when the message reached an end (exported,
+// skipped or dead-lettered) and an error when it was handed back for
+// redelivery.
+//
+// When the runner acks and is not latest-only, handle returns as soon as the
+// sink has exported, and the ledger put and the ack (still in that order)
+// finish on another goroutine before release: the next message of the
+// workload does not wait for them. Their failure is logged and the message
+// redelivered, as when they run in line.
+func (e *engine) handle(stop, work context.Context, msg jetstream.Msg, release func()) error {
+	inline := true
+	defer func() {
+		if inline {
+			release()
+		}
+	}()
 	if e.acks {
 		done := make(chan struct{})
 		defer close(done)
@@ -79,16 +92,18 @@ func (e *engine) handle(stop, work context.Context, msg jetstream.Msg) error {
 		e.term(msg)
 		return nil
 	}
-	log := e.log.With(zap.Uint64("streamSeq", meta.Sequence.Stream), zap.String("subject", msg.Subject()))
+	// WithLazy: the fields are encoded only when a line is logged, which on
+	// the normal path (Debug lines at Info level) is never.
+	log := e.log.WithLazy(zap.Uint64("streamSeq", meta.Sequence.Stream), zap.String("subject", msg.Subject()))
 	it, err := parse(msg, meta)
 	if err != nil {
 		return e.deadLetter(work, msg, meta, log, "bad message: "+err.Error())
 	}
-	log = log.With(zap.Stringer("workload", it.workload), zap.Uint64("changeSeq", it.changeSeq))
+	log = log.WithLazy(zap.Stringer("workload", it.workload), zap.Uint64("changeSeq", it.changeSeq))
 	if it.tombstone {
-		log = log.With(zap.Bool("tombstone", true))
+		log = log.WithLazy(zap.Bool("tombstone", true))
 	} else {
-		log = log.With(zap.String("bomHash", it.bom.BomHash))
+		log = log.WithLazy(zap.String("bomHash", it.bom.BomHash))
 	}
 	key := it.ledgerKey()
 	if _, err := e.ledger.Get(work, key); err == nil {
@@ -130,6 +145,19 @@ func (e *engine) handle(stop, work context.Context, msg jetstream.Msg) error {
 	case err != nil:
 		return e.deadLetter(work, msg, meta, log, err.Error())
 	}
+	if e.acks && !e.cfg.LatestOnly {
+		inline = false
+		go func() {
+			defer release()
+			_ = e.record(work, msg, it, key, log)
+		}()
+		return nil
+	}
+	return e.record(work, msg, it, key, log)
+}
+
+// record puts the ledger key of an exported message, counts it, and acks it.
+func (e *engine) record(work context.Context, msg jetstream.Msg, it item, key string, log *zap.Logger) error {
 	if _, err := e.ledger.Put(work, key, it.record()); err != nil {
 		// Redelivery calls the idempotent sink again, then retries the put.
 		log.Warn("ledger put after export", zap.Error(err))
@@ -144,11 +172,11 @@ func (e *engine) handle(stop, work context.Context, msg jetstream.Msg) error {
 	if it.tombstone {
 		e.n.tombstones.Add(1)
 		e.m.tombstones.Inc()
-		log.Info("tombstone applied")
+		log.Debug("tombstone applied")
 	} else {
 		e.n.exported.Add(1)
 		e.m.exported.Inc()
-		log.Info("exported")
+		log.Debug("exported")
 	}
 	e.ack(msg)
 	return nil

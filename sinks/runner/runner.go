@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -80,12 +79,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	})
 	defer stopDrain()
 
-	p := newPool(e.cfg.Concurrency, func(msg jetstream.Msg) {
+	p := newPool(e.cfg.Concurrency, func(msg jetstream.Msg, release func()) {
 		if ctx.Err() != nil {
 			e.nak(msg, 0)
+			release()
 			return
 		}
-		_ = e.handle(ctx, work, msg)
+		_ = e.handle(ctx, work, msg, release)
 	})
 	var runErr error
 	for {
@@ -170,40 +170,82 @@ func setStart(policy *jetstream.DeliverPolicy, seq *uint64, at **time.Time, cfg 
 	}
 }
 
-// pool runs one goroutine per worker; a message goes to the worker chosen by
-// its subject, so one workload's messages are handled in order.
+// pool runs n workers. Messages of one subject (one workload) are handled
+// one at a time, in the order submitted; messages of different subjects go
+// to whichever worker is free, so that a busy workload never holds back an
+// idle worker.
+//
+// handle must call release exactly once, when it is done with the message;
+// it may return before that and finish on another goroutine. A message
+// counts against the pool's bound of 2n until released, and the next message
+// of its subject may start as soon as handle returns.
 type pool struct {
-	chans []chan jetstream.Msg
-	wg    sync.WaitGroup
+	handle func(msg jetstream.Msg, release func())
+	ready  chan string   // subjects with queued messages and no worker on them
+	slots  chan struct{} // bounds the messages submitted and not yet released
+	mu     sync.Mutex
+	queued map[string][]jetstream.Msg // subject -> messages not yet handled, oldest first
+	wg     sync.WaitGroup
 }
 
-func newPool(n int, handle func(jetstream.Msg)) *pool {
-	p := &pool{chans: make([]chan jetstream.Msg, n)}
-	for i := range p.chans {
-		ch := make(chan jetstream.Msg, 1)
-		p.chans[i] = ch
+func newPool(n int, handle func(msg jetstream.Msg, release func())) *pool {
+	p := &pool{
+		handle: handle,
+		ready:  make(chan string, 2*n),
+		slots:  make(chan struct{}, 2*n),
+		queued: make(map[string][]jetstream.Msg),
+	}
+	for range n {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			for msg := range ch {
-				handle(msg)
+			for subj := range p.ready {
+				p.drain(subj)
 			}
 		}()
 	}
 	return p
 }
 
-// submit blocks while the message's worker is busy and its queue is full.
+// submit queues msg behind the messages of its subject. It blocks while 2n
+// messages are queued or not yet released.
 func (p *pool) submit(msg jetstream.Msg) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(msg.Subject()))
-	p.chans[h.Sum32()%uint32(len(p.chans))] <- msg
+	p.slots <- struct{}{}
+	subj := msg.Subject()
+	p.mu.Lock()
+	q, active := p.queued[subj]
+	p.queued[subj] = append(q, msg)
+	p.mu.Unlock()
+	if !active {
+		p.ready <- subj // never blocks: each subject waiting in ready holds one of the 2n slots
+	}
 }
 
-// close waits until every queued message has been handled.
-func (p *pool) close() {
-	for _, ch := range p.chans {
-		close(ch)
+// drain handles the messages of subj until none is left.
+func (p *pool) drain(subj string) {
+	for {
+		p.mu.Lock()
+		q := p.queued[subj]
+		if len(q) == 0 {
+			delete(p.queued, subj)
+			p.mu.Unlock()
+			return
+		}
+		msg := q[0]
+		q[0] = nil
+		p.queued[subj] = q[1:]
+		p.mu.Unlock()
+		p.handle(msg, p.release)
 	}
+}
+
+func (p *pool) release() { <-p.slots }
+
+// close waits until every queued message has been handled and released.
+func (p *pool) close() {
+	close(p.ready)
 	p.wg.Wait()
+	for range cap(p.slots) {
+		p.slots <- struct{}{}
+	}
 }

@@ -22,14 +22,25 @@
 // carries Bomstream-Tombstone: true, the workload's identity as its body and
 // Nats-Msg-Id = schemas.TombstoneMsgID(workload, changeSeq).
 //
-// Order: one replica with Concurrency 1 publishes in CHANGES order. With more
-// replicas or Concurrency > 1, two events of one workload may be rendered at
-// the same time and reach BOMS out of order; the sink runner restores the
-// per-workload order by comparing Bomstream-Change-Seq and skipping a BOM
-// older than the one it already applied.
+// Flow within one replica: a pull request fetches up to Config.MaxInFlight
+// events; each goes to one of Config.Concurrency renderers, chosen by its
+// subject; a renderer renders and publishes the BOM asynchronously (without
+// waiting for the stream's ack) and goes on with its next event, while the
+// event waits for the publish ack and is then acked with DoubleAck. At most
+// MaxInFlight events are between fetch and ack at any time.
+//
+// Order: one replica renders and publishes each workload's events in CHANGES
+// order, whatever its Concurrency (publishes on one connection are stored in
+// the order they are sent). With more replicas, or when an event is retried
+// after a failure, two events of one workload may reach BOMS out of order;
+// the sink runner restores the per-workload order by comparing
+// Bomstream-Change-Seq and skipping a BOM older than the one it already
+// applied.
 //
 // The acknowledgement comes only after the publish is acked by the BOMS
 // stream: a crash in between means a redelivery, which the dedupe id absorbs.
+// A publish that is not acked within 30s counts as failed and the event is
+// retried.
 // One bad event never blocks the stream: it is retried with backoff up to
 // Config.MaxDeliver deliveries, then parked on the DLQ with the reason, while
 // the events behind it keep flowing.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,8 +43,17 @@ type Config struct {
 	MaxDeliver int `json:"maxDeliver" yaml:"maxDeliver"`
 	// AckWait is how long the server waits for an ack before redelivering.
 	AckWait time.Duration `json:"ackWait" yaml:"ackWait"`
-	// Concurrency is how many events one Service renders at a time.
+	// Concurrency is how many events one Service renders at a time. Events
+	// are spread over the renderers by subject, so that one replica still
+	// handles each workload's events in CHANGES order.
 	Concurrency int `json:"concurrency" yaml:"concurrency"`
+	// MaxInFlight bounds the events one Service holds between fetch and ack:
+	// queued, rendering, or with their BOM published and waiting for the
+	// BOMS stream's ack. BOMs are published asynchronously, in order, and an
+	// event is acked only once its publish is acked; MaxInFlight 1 publishes
+	// and acks one event at a time. It also sizes the pull requests. Default
+	// 256, and never below Concurrency.
+	MaxInFlight int `json:"maxInFlight" yaml:"maxInFlight"`
 	// Stage names the DLQ subject, bomstream.dlq.<stage>.
 	Stage string `json:"stage" yaml:"stage"`
 	// RetryDelay is the redelivery delay after a first failure; it doubles
@@ -58,6 +68,7 @@ const (
 	DefaultMaxDeliver    = 5
 	DefaultAckWait       = 30 * time.Second
 	DefaultConcurrency   = 1
+	DefaultMaxInFlight   = 256
 	DefaultStage         = "transformer"
 	DefaultRetryDelay    = time.Second
 	DefaultMaxRetryDelay = time.Minute
@@ -80,6 +91,9 @@ func (c Config) Validate() error {
 	}
 	if c.Concurrency < 0 || c.Concurrency > 256 {
 		errs = append(errs, fmt.Errorf("transformer.concurrency: %d is outside 1..256", c.Concurrency))
+	}
+	if c.MaxInFlight < 0 || c.MaxInFlight > maxInFlight {
+		errs = append(errs, fmt.Errorf("transformer.maxInFlight: %d is outside 1..%d", c.MaxInFlight, maxInFlight))
 	}
 	if c.RetryDelay < 0 {
 		errs = append(errs, fmt.Errorf("transformer.retryDelay: %s is negative", c.RetryDelay))
@@ -105,6 +119,10 @@ func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	c.MaxInFlight = max(c.MaxInFlight, c.Concurrency)
 	if c.Stage == "" {
 		c.Stage = DefaultStage
 	}
@@ -120,6 +138,7 @@ func (c Config) withDefaults() Config {
 // Service consumes CHANGES and publishes BOMS; see the package comment.
 type Service struct {
 	bus     *stream.Bus
+	pub     jetstream.JetStream // for the BOM publishes, whose acks time out
 	render  Renderer
 	cfg     Config
 	log     *zap.Logger
@@ -134,6 +153,13 @@ const (
 	messageTimeout = 30 * time.Second
 )
 
+// maxInFlight bounds Config.MaxInFlight, below the client's default limit of
+// async publishes awaiting their ack (4000); maxFetch bounds a pull request.
+const (
+	maxInFlight = 4000
+	maxFetch    = 256
+)
+
 // New checks cfg and registers the metrics on reg (nil registers none).
 // Nothing touches the server before Run.
 func New(bus *stream.Bus, r Renderer, cfg Config, log *zap.Logger, reg prometheus.Registerer) (*Service, error) {
@@ -146,7 +172,11 @@ func New(bus *stream.Bus, r Renderer, cfg Config, log *zap.Logger, reg prometheu
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Service{bus: bus, render: r, cfg: cfg.withDefaults(), log: log, metrics: newMetrics()}
+	pub, err := jetstream.New(bus.NC, jetstream.WithPublishAsyncTimeout(messageTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("transformer publisher: %w", err)
+	}
+	s := &Service{bus: bus, pub: pub, render: r, cfg: cfg.withDefaults(), log: log, metrics: newMetrics()}
 	if reg != nil {
 		if err := s.metrics.register(reg); err != nil {
 			return nil, fmt.Errorf("transformer metrics: %w", err)
@@ -184,12 +214,39 @@ func (s *Service) Run(ctx context.Context) error {
 	s.running.Store(true)
 	defer s.running.Store(false)
 
-	slots := make(chan struct{}, cfg.Concurrency)
+	// window holds one token per event between fetch and its ack; the
+	// workers render in subject order and publish without waiting.
+	window := make(chan struct{}, cfg.MaxInFlight)
 	var inflight sync.WaitGroup
+	work := context.WithoutCancel(ctx)
+	workers := make([]chan jetstream.Msg, cfg.Concurrency)
+	for i := range workers {
+		ch := make(chan jetstream.Msg, 1)
+		workers[i] = ch
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			for msg := range ch {
+				if ctx.Err() != nil {
+					_ = msg.Nak() // queued but not started: redeliver now, to another replica
+					<-window
+					continue
+				}
+				inflight.Add(1)
+				s.handle(work, msg, func() { <-window; inflight.Done() })
+			}
+		}()
+	}
 	defer inflight.Wait()
+	defer func() {
+		for _, ch := range workers {
+			close(ch)
+		}
+	}()
+	batchSize := max(cfg.Concurrency, min(cfg.MaxInFlight, maxFetch))
 	for ctx.Err() == nil {
 		fctx, cancel := context.WithTimeout(ctx, fetchWait)
-		batch, err := cons.Fetch(cfg.Concurrency, jetstream.FetchContext(fctx))
+		batch, err := cons.Fetch(batchSize, jetstream.FetchContext(fctx))
 		if err != nil {
 			cancel()
 			if ctx.Err() != nil {
@@ -200,16 +257,16 @@ func (s *Service) Run(ctx context.Context) error {
 			continue
 		}
 		for msg := range batch.Messages() {
-			if !s.acquire(ctx, slots) {
+			if !s.acquire(ctx, window) {
 				_ = msg.Nak() // fetched but not started: redeliver now, to another replica
 				continue
 			}
-			inflight.Add(1)
-			go func() {
-				defer inflight.Done()
-				defer func() { <-slots }()
-				s.handle(context.WithoutCancel(ctx), msg)
-			}()
+			select {
+			case workers[worker(msg.Subject(), len(workers))] <- msg:
+			case <-ctx.Done():
+				_ = msg.Nak()
+				<-window
+			}
 		}
 		cancel()
 		if err := batch.Error(); err != nil && ctx.Err() == nil && !isIdle(err) {
@@ -221,16 +278,24 @@ func (s *Service) Run(ctx context.Context) error {
 	return nil
 }
 
-// acquire takes a worker slot, or reports false once ctx is done (checked
-// first, so that no new work starts after cancellation).
-func (s *Service) acquire(ctx context.Context, slots chan struct{}) bool {
+// worker picks the renderer of a subject, so that one workload's events
+// are rendered and published in the order they were fetched.
+func worker(subject string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(subject))
+	return int(h.Sum32() % uint32(n))
+}
+
+// acquire takes a token of the window, or reports false once ctx is done
+// (checked first, so that no new work starts after cancellation).
+func (s *Service) acquire(ctx context.Context, window chan struct{}) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	select {
 	case <-ctx.Done():
 		return false
-	case slots <- struct{}{}:
+	case window <- struct{}{}:
 		return true
 	}
 }
@@ -255,20 +320,42 @@ type permanent struct{ err error }
 func (p permanent) Error() string { return p.err.Error() }
 func (p permanent) Unwrap() error { return p.err }
 
-// handle takes one message to exactly one of: ack, Nak with delay, or DLQ + Term.
-func (s *Service) handle(parent context.Context, msg jetstream.Msg) {
+// handle takes one message to exactly one of: ack, Nak with delay, or DLQ +
+// Term, and then calls done. It returns once the message is rendered and its
+// BOM handed to the connection; waiting for the publish ack and settling the
+// message happen on another goroutine.
+func (s *Service) handle(parent context.Context, msg jetstream.Msg, done func()) {
 	ctx, cancel := context.WithTimeout(parent, messageTimeout)
-	defer cancel()
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream delivery: nothing to retry
 		s.log.Error("message without jetstream metadata", zap.String("subject", msg.Subject()), zap.Error(err))
 		_ = msg.Term()
+		cancel()
+		done()
 		return
 	}
 	changeSeq := md.Sequence.Stream
-	log := s.log.With(zap.String("subject", msg.Subject()), zap.Uint64("changeSeq", changeSeq), zap.Uint64("delivery", md.NumDelivered))
+	// WithLazy: the fields are encoded only when a line is logged, which on
+	// the normal path (Debug lines at Info level) is never.
+	log := s.log.WithLazy(zap.String("subject", msg.Subject()), zap.Uint64("changeSeq", changeSeq), zap.Uint64("delivery", md.NumDelivered))
 
-	err = s.process(ctx, msg.Data(), changeSeq, log)
+	pending, err := s.process(ctx, msg.Data(), changeSeq, log)
+	if err != nil || pending == nil {
+		s.settle(ctx, msg, md, err, log)
+		cancel()
+		done()
+		return
+	}
+	go func() {
+		defer done()
+		defer cancel()
+		s.settle(ctx, msg, md, pending.wait(ctx), log)
+	}()
+}
+
+// settle acks, retries or dead-letters the message according to err, the
+// outcome of processing it.
+func (s *Service) settle(ctx context.Context, msg jetstream.Msg, md *jetstream.MsgMetadata, err error, log *zap.Logger) {
 	var perm permanent
 	switch {
 	case err == nil:
@@ -314,37 +401,38 @@ func (s *Service) deadLetter(ctx context.Context, msg jetstream.Msg, md *jetstre
 	}
 }
 
-// process parses, renders and publishes one event. A nil error means the
-// message may be acked.
-func (s *Service) process(ctx context.Context, data []byte, changeSeq uint64, log *zap.Logger) error {
+// process parses, renders and publishes one event. A nil error and a nil
+// publication mean the message may be acked; a publication is a BOM sent to
+// BOMS whose ack the message must wait for.
+func (s *Service) process(ctx context.Context, data []byte, changeSeq uint64, log *zap.Logger) (*publication, error) {
 	var ev schemas.WorkloadChange
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return permanent{fmt.Errorf("parse change event at seq %d: %w", changeSeq, err)}
+		return nil, permanent{fmt.Errorf("parse change event at seq %d: %w", changeSeq, err)}
 	}
 	w := ev.Data.Workload
 	if w.Cluster == "" || w.UID == "" || w.Kind == "" || w.Name == "" {
-		return permanent{fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, changeSeq)}
+		return nil, permanent{fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, changeSeq)}
 	}
 	if ev.IsTombstone() {
 		if err := s.publishTombstone(ctx, w, changeSeq); err != nil {
-			return err
+			return nil, err
 		}
 		s.metrics.tombstones.Inc()
 		log.Debug("tombstone published", zap.Stringer("workload", w))
-		return nil
+		return nil, nil
 	}
 	res, err := s.renderSafely(ev)
 	if err != nil {
-		return fmt.Errorf("render %s: %w", w, err)
+		return nil, fmt.Errorf("render %s: %w", w, err)
 	}
 	if res.BOM == nil {
 		s.metrics.skipped.Inc()
 		log.Debug("no bom for workload", zap.Stringer("workload", w), zap.String("reason", res.Skipped))
-		return nil
+		return nil, nil
 	}
 	hash := schemas.BomHash(res.BOM)
 	if res.BomHash != "" && res.BomHash != hash {
-		return permanent{fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash)}
+		return nil, permanent{fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash)}
 	}
 	m := nats.NewMsg(schemas.BOMsSubject(w))
 	m.Data = res.BOM
@@ -352,13 +440,36 @@ func (s *Service) process(ctx context.Context, data []byte, changeSeq uint64, lo
 	m.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
 	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
 	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
-	ack, err := s.bus.JS.PublishMsg(ctx, m, jetstream.WithMsgID(hash), jetstream.WithExpectStream(schemas.StreamBOMs))
+	f, err := s.pub.PublishMsgAsync(m, jetstream.WithMsgID(hash), jetstream.WithExpectStream(schemas.StreamBOMs))
 	if err != nil {
-		return fmt.Errorf("publish bom of %s: %w", w, err)
+		return nil, fmt.Errorf("publish bom of %s: %w", w, err)
 	}
-	s.metrics.rendered.Inc()
-	log.Debug("bom published", zap.Stringer("workload", w), zap.String("bomHash", hash), zap.Uint64("bomSeq", ack.Sequence), zap.Bool("duplicate", ack.Duplicate))
-	return nil
+	return &publication{s: s, f: f, w: w, hash: hash, log: log}, nil
+}
+
+// publication is a BOM publish waiting for the stream's ack.
+type publication struct {
+	s    *Service
+	f    jetstream.PubAckFuture
+	w    schemas.Workload
+	hash string
+	log  *zap.Logger
+}
+
+// wait returns nil once BOMS has stored the BOM (or dropped it as a
+// duplicate), and the publish error otherwise. The publisher's ack timeout
+// (messageTimeout) ends a wait on a server that never answers.
+func (p *publication) wait(ctx context.Context) error {
+	select {
+	case ack := <-p.f.Ok():
+		p.s.metrics.rendered.Inc()
+		p.log.Debug("bom published", zap.Stringer("workload", p.w), zap.String("bomHash", p.hash), zap.Uint64("bomSeq", ack.Sequence), zap.Bool("duplicate", ack.Duplicate))
+		return nil
+	case err := <-p.f.Err():
+		return fmt.Errorf("publish bom of %s: %w", p.w, err)
+	case <-ctx.Done():
+		return fmt.Errorf("publish bom of %s: %w", p.w, ctx.Err())
+	}
 }
 
 // renderSafely runs the renderer, timing it and turning a panic into a

@@ -1,0 +1,604 @@
+package main
+
+// Benchmarks of the whole in-process pipeline (issue "Event backbone"): the
+// embedded JetStream server with its file store, collector-side publishing
+// with Bus.PublishChange, the transformer stage, and a file sink driven by its
+// runner, wired by newPipeline exactly as `bomstream run` wires them.
+//
+// Full size (100,000 workloads; takes minutes):
+//
+//	go test -run '^$' -bench 'Pipeline|Latency|Replay' -benchtime 1x -timeout 30m ./cmd/bomstream/
+//
+// Smaller, e.g. on a laptop:
+//
+//	BOMSTREAM_BENCH_N=10000 go test -run '^$' -bench 'Pipeline|Latency|Replay' -benchtime 1x -timeout 30m ./cmd/bomstream/
+//
+// Knobs (environment):
+//
+//	BOMSTREAM_BENCH_N           workloads of BenchmarkPipeline and BenchmarkReplay (default 100000)
+//	BOMSTREAM_BENCH_LATENCY_N   changes BenchmarkLatency sends at 100/s (default 1000, i.e. 10 s)
+//	BOMSTREAM_BENCH_PUBLISHERS  concurrent PublishChange callers in BenchmarkPipeline (default 16)
+//	BOMSTREAM_BENCH_DIR         where the JetStream stores and file-sink trees go (default: the
+//	                            test's temporary directory), e.g. /dev/shm to take the disk out
+//
+// Each benchmark runs twice: "durable" is the file sink's default (every file
+// and its directory fsynced), "nofsync" sets the sink's `fsync: false`. Goals:
+// pipeline >= 50% of the raw publish+consume rate measured in the same run;
+// change-to-export p99 under 50 ms at 100 changes/s.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/file"
+	"github.com/bomstream/bomstream/sinks/registry"
+	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/transformer"
+)
+
+// benchVariants are the two file-sink settings every benchmark is run with.
+var benchVariants = []struct {
+	name  string
+	fsync bool
+}{
+	{"durable", true},
+	{"nofsync", false},
+}
+
+const benchCluster = "bench"
+
+// BenchmarkPipeline publishes BOMSTREAM_BENCH_N changes of distinct workloads
+// with PublishChange (BOMSTREAM_BENCH_PUBLISHERS callers at once) into a
+// running pipeline and stops the clock when the file sink has exported the
+// last BOM. In the same run, before the pipeline starts, it measures the raw
+// rate of the same messages (the change events' JSON on their subjects with
+// their dedupe ids): asynchronous publish to CHANGES with 1000 acks
+// outstanding, then consume and ack through a durable pull consumer.
+//
+// Metrics: msgs/s (pipeline), raw-msgs/s, ratio (pipeline/raw, goal >= 0.5),
+// publish-msgs/s (the rate of the PublishChange calls alone, which overlap
+// the rest of the pipeline), retries (the transformer's and the sink's
+// retries plus redeliveries the sink's ledger absorbed: a fast figure bought
+// with retries would show here; a dead letter fails the benchmark).
+func BenchmarkPipeline(b *testing.B) {
+	n := benchEnvInt(b, "BOMSTREAM_BENCH_N", 100000)
+	publishers := benchEnvInt(b, "BOMSTREAM_BENCH_PUBLISHERS", 16)
+	for _, v := range benchVariants {
+		b.Run(v.name, func(b *testing.B) {
+			b.StopTimer()
+			events := benchEvents(b, "", n)
+			var pipeRate, rawRate, pubRate, retries float64
+			for range b.N {
+				rawRate = benchRawRate(b, events)
+				pipeRate, pubRate, retries = benchPipelineRate(b, events, publishers, v.fsync)
+			}
+			b.ReportMetric(retries, "retries")
+			b.ReportMetric(pipeRate, "msgs/s")
+			b.ReportMetric(rawRate, "raw-msgs/s")
+			b.ReportMetric(pipeRate/rawRate, "ratio")
+			b.ReportMetric(pubRate, "publish-msgs/s")
+			b.ReportMetric(0, "ns/op") // one op is the whole run: msgs/s says it better
+		})
+	}
+}
+
+// benchPipelineRate runs one pipeline over events and returns the
+// end-to-end and the publish-only rates.
+func benchPipelineRate(b *testing.B, events []schemas.WorkloadChange, publishers int, fsync bool) (rate, publishRate, retries float64) {
+	bp := benchStartPipeline(b, fsync, len(events))
+	defer bp.stop(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+
+	b.StartTimer()
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, publishers)
+	for range publishers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(events) {
+					return
+				}
+				if _, published, err := bp.p.bus.PublishChange(ctx, events[i]); err != nil || !published {
+					errs <- fmt.Errorf("publish change %d: published=%v: %w", i, published, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	published := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	bp.rec.wait(b, ctx)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	return float64(len(events)) / elapsed.Seconds(), float64(len(events)) / published.Seconds(), bp.retries(b)
+}
+
+// benchRawRate publishes the events' JSON to CHANGES of a fresh embedded
+// server, asynchronously with up to 1000 acks outstanding, then consumes and
+// acks them through a durable pull consumer. It returns messages per second
+// from the first publish to the last ack.
+func benchRawRate(b *testing.B, events []schemas.WorkloadChange) float64 {
+	msgs := make([]*nats.Msg, len(events))
+	for i, ev := range events {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := nats.NewMsg(schemas.ChangesSubject(ev.Data.Workload))
+		m.Data = data
+		m.Header.Set(jetstream.MsgIDHeader, schemas.ChangeMsgID(ev.Data.Workload, 0))
+		msgs[i] = m
+	}
+	bus, err := stream.Open(context.Background(), stream.Config{DataDir: filepath.Join(benchTempDir(b), "raw")}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bus.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cons, err := bus.JS.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
+		Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 10000,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	b.StartTimer()
+	start := time.Now()
+	const window = 1000
+	pending := make([]jetstream.PubAckFuture, 0, window)
+	flush := func() {
+		for _, f := range pending {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				b.Fatal(err)
+			case <-ctx.Done():
+				b.Fatal(ctx.Err())
+			}
+		}
+		pending = pending[:0]
+	}
+	for _, m := range msgs {
+		f, err := bus.JS.PublishMsgAsync(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if pending = append(pending, f); len(pending) == window {
+			flush()
+		}
+	}
+	flush()
+	it, err := cons.Messages(jetstream.PullMaxMessages(500))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer it.Stop()
+	for range msgs {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := msg.Ack(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	return float64(len(msgs)) / elapsed.Seconds()
+}
+
+// BenchmarkLatency sends BOMSTREAM_BENCH_LATENCY_N changes of distinct
+// workloads at 100 per second, each from its own goroutine at its scheduled
+// time (an open loop: a slow change does not delay the next), into a running
+// pipeline, and measures for each the time from just before PublishChange to
+// the return of the sink's Export. Metrics: p50-ms, p99-ms, max-ms; goal p99
+// under 50 ms.
+func BenchmarkLatency(b *testing.B) {
+	n := benchEnvInt(b, "BOMSTREAM_BENCH_LATENCY_N", 1000)
+	const rate = 100 // changes per second
+	for _, v := range benchVariants {
+		b.Run(v.name, func(b *testing.B) {
+			b.StopTimer()
+			warm := benchEvents(b, "warm-", 20)
+			events := benchEvents(b, "lat-", n)
+			var lat []time.Duration
+			for range b.N {
+				bp := benchStartPipeline(b, v.fsync, len(warm)+len(events))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				// Warm up: consumers created, first files and directories made.
+				for _, ev := range warm {
+					if _, _, err := bp.p.bus.PublishChange(ctx, ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bp.rec.waitFor(b, ctx, len(warm))
+
+				b.StartTimer()
+				sent := make([]time.Time, len(events))
+				var wg sync.WaitGroup
+				errs := make(chan error, len(events))
+				begin := time.Now()
+				for i := range events {
+					time.Sleep(time.Until(begin.Add(time.Duration(i) * time.Second / rate)))
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						sent[i] = time.Now()
+						if _, _, err := bp.p.bus.PublishChange(ctx, events[i]); err != nil {
+							errs <- err
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					b.Fatal(err)
+				}
+				bp.rec.wait(b, ctx)
+				b.StopTimer()
+				for i, ev := range events {
+					lat = append(lat, bp.rec.exportedAt(b, ev.Data.Workload.UID).Sub(sent[i]))
+				}
+				cancel()
+				bp.stop(b)
+			}
+			slices.Sort(lat)
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			b.ReportMetric(ms(percentile(lat, 50)), "p50-ms")
+			b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
+			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	rank := (len(sorted)*p + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
+
+// BenchmarkReplay fills BOMS with BOMSTREAM_BENCH_N BOMs of distinct
+// workloads (rendered by the real renderer, published with the transformer's
+// headers and dedupe ids), then times runner.Replay of the whole stream into
+// an empty file sink with a new ledger. Metric: msgs/s.
+func BenchmarkReplay(b *testing.B) {
+	n := benchEnvInt(b, "BOMSTREAM_BENCH_N", 100000)
+	for _, v := range benchVariants {
+		b.Run(v.name, func(b *testing.B) {
+			b.StopTimer()
+			dir := benchTempDir(b)
+			bus, err := stream.Open(context.Background(), stream.Config{DataDir: filepath.Join(dir, "data")}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bus.Close()
+			benchFillBOMs(b, bus, benchEvents(b, "", n))
+			log := benchLogger()
+			var rate float64
+			for i := range b.N {
+				s, err := file.New(file.Config{Name: "replay" + strconv.Itoa(i), Dir: filepath.Join(dir, "boms"+strconv.Itoa(i)), Fsync: benchFsync(v.fsync)}, log)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+				b.StartTimer()
+				start := time.Now()
+				st, err := runner.Replay(ctx, bus, s, runner.Config{}, log, nil)
+				elapsed := time.Since(start)
+				b.StopTimer()
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st.Exported != uint64(n) {
+					b.Fatalf("replay exported %d of %d BOMs: %+v", st.Exported, n, st)
+				}
+				rate = float64(n) / elapsed.Seconds()
+			}
+			b.ReportMetric(rate, "msgs/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// benchFillBOMs renders events and publishes the BOMs to BOMS the way the
+// transformer does (subject, headers, Nats-Msg-Id = bomHash).
+func benchFillBOMs(b *testing.B, bus *stream.Bus, events []schemas.WorkloadChange) {
+	r, err := transformer.NewRenderer(transformer.Config{Version: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var pending []jetstream.PubAckFuture
+	flush := func() {
+		for _, f := range pending {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				b.Fatal(err)
+			case <-ctx.Done():
+				b.Fatal(ctx.Err())
+			}
+		}
+		pending = pending[:0]
+	}
+	for i, ev := range events {
+		res, err := r.Render(ev)
+		if err != nil || res.BOM == nil {
+			b.Fatalf("render %s: %v %s", ev.Data.Workload, err, res.Skipped)
+		}
+		w := ev.Data.Workload
+		hash := schemas.BomHash(res.BOM)
+		m := nats.NewMsg(schemas.BOMsSubject(w))
+		m.Data = res.BOM
+		m.Header.Set(schemas.HeaderBomHash, hash)
+		m.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
+		m.Header.Set(schemas.HeaderChangeSeq, strconv.Itoa(i+1))
+		m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
+		f, err := bus.JS.PublishMsgAsync(m, jetstream.WithMsgID(hash), jetstream.WithExpectStream(schemas.StreamBOMs))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if pending = append(pending, f); len(pending) == 1000 {
+			flush()
+		}
+	}
+	flush()
+}
+
+// benchPipeline is a running pipeline with a recording file sink.
+type benchPipeline struct {
+	p    *pipeline
+	rec  *benchRecorder
+	stop func(b *testing.B)
+}
+
+// benchStartPipeline wires the transformer and one file sink called "bench"
+// (wrapped by a benchRecorder expecting want BOMs) with newPipeline, on a
+// fresh embedded server, with the default stage settings and an Info-level
+// logger writing to io.Discard (what `bomstream run` logs, minus the
+// terminal), and starts it.
+func benchStartPipeline(b *testing.B, fsync bool, want int) *benchPipeline {
+	dir := benchTempDir(b)
+	rec := newBenchRecorder(want)
+	reg := registry.Builtin()
+	reg["benchfile"] = func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
+		s, err := file.Factory(name, raw, log)
+		if err != nil {
+			return nil, err
+		}
+		rec.Sink = s
+		return rec, nil
+	}
+	cfg := defaultConfig()
+	cfg.Cluster = benchCluster
+	cfg.Stream.DataDir = filepath.Join(dir, "data")
+	cfg.Sinks = []SinkConfig{{Name: "bench", Type: "benchfile", Config: map[string]any{
+		"dir": filepath.Join(dir, "boms"), "fsync": fsync,
+	}}}
+	p, err := newPipeline(context.Background(), cfg, stages{transformer: true, sinks: []string{"*"}}, reg, benchLogger(), newObserver())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx) }()
+	return &benchPipeline{p: p, rec: rec, stop: func(b *testing.B) {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+		p.close()
+	}}
+}
+
+// retries counts the transformer's and the sink's retries so far; it fails
+// the benchmark when anything was dead-lettered.
+func (bp *benchPipeline) retries(b *testing.B) float64 {
+	mfs, err := bp.p.obs.reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			sum[mf.GetName()] += m.GetCounter().GetValue()
+		}
+	}
+	if dlq := sum["bomstream_transformer_dlq_total"] + sum["bomstream_sink_dlq_total"]; dlq > 0 {
+		b.Fatalf("%v messages dead-lettered", dlq)
+	}
+	// A BOM the sink sees again (a redelivery) counts as a retry too.
+	dups := float64(bp.p.sinks[0].runner.Stats().SkippedDuplicate)
+	return sum["bomstream_transformer_retries_total"] + sum["bomstream_sink_retries_total"] + dups
+}
+
+func benchLogger() *zap.Logger {
+	return newLogger(LogConfig{}, zapcore.AddSync(io.Discard))
+}
+
+func benchFsync(on bool) *bool { return &on }
+
+// benchRecorder is a sink that passes BOMs on to the file sink and records,
+// per workload uid, when the first successful Export returned.
+type benchRecorder struct {
+	sinks.Sink
+	want int
+	mu   sync.Mutex
+	at   map[string]time.Time
+	done chan struct{}
+	more chan struct{} // signalled (without blocking) on each new workload
+}
+
+func newBenchRecorder(want int) *benchRecorder {
+	return &benchRecorder{want: want, at: make(map[string]time.Time, want), done: make(chan struct{}), more: make(chan struct{}, 1)}
+}
+
+func (r *benchRecorder) Export(ctx context.Context, bom sinks.BOM) error {
+	if err := r.Sink.Export(ctx, bom); err != nil {
+		return err
+	}
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.at[bom.Workload.UID]; ok {
+		return nil
+	}
+	r.at[bom.Workload.UID] = now
+	if len(r.at) == r.want {
+		close(r.done)
+	}
+	select {
+	case r.more <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (r *benchRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.at)
+}
+
+// wait returns once want distinct workloads were exported.
+func (r *benchRecorder) wait(b *testing.B, ctx context.Context) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		b.Fatalf("exported %d of %d BOMs: %v", r.count(), r.want, ctx.Err())
+	}
+}
+
+// waitFor returns once n distinct workloads were exported.
+func (r *benchRecorder) waitFor(b *testing.B, ctx context.Context, n int) {
+	for r.count() < n {
+		select {
+		case <-r.more:
+		case <-ctx.Done():
+			b.Fatalf("exported %d of %d BOMs: %v", r.count(), n, ctx.Err())
+		}
+	}
+}
+
+func (r *benchRecorder) exportedAt(b *testing.B, uid string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.at[uid]
+	if !ok {
+		b.Fatalf("workload %s was never exported", uid)
+	}
+	return t
+}
+
+// benchEvents builds n observation events of distinct Deployments, each
+// serving a distinct model with vLLM, as the collector would publish them.
+func benchEvents(b *testing.B, prefix string, n int) []schemas.WorkloadChange {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	out := make([]schemas.WorkloadChange, n)
+	for i := range out {
+		ev, err := schemas.NewObserved("bomstream/collector/"+benchCluster, at, benchInputs(prefix, i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[i] = ev
+	}
+	return out
+}
+
+// benchInputs is what the collector makes of a Deployment running the vLLM
+// OpenAI server for model bench-org/model-<i>, with its image digest
+// resolved from a running pod and a ReplicaSet it owns.
+func benchInputs(prefix string, i int) *schemas.Inputs {
+	name := fmt.Sprintf("%sllm-%06d", prefix, i)
+	uid := fmt.Sprintf("%s%08x-7c1e-4d2a-9b1f-%012x", prefix, i, i*7919)
+	const image = "vllm/vllm-openai:v0.8.5"
+	loc := "spec.template.spec.containers[0]"
+	return &schemas.Inputs{
+		Workload: schemas.Workload{Cluster: benchCluster, Namespace: "serving", APIVersion: "apps/v1", Kind: "Deployment", Name: name, UID: uid},
+		Components: []schemas.Component{{
+			Name:    name,
+			Locator: "spec.template",
+			Containers: []schemas.Container{{
+				Name: "vllm", Locator: loc, Image: image,
+				Command: []string{"python3", "-m", "vllm.entrypoints.openai.api_server"},
+				Args: []string{
+					"--model", fmt.Sprintf("bench-org/model-%06d", i),
+					"--tensor-parallel-size", "2", "--max-model-len", "8192",
+					"--served-model-name", fmt.Sprintf("model-%d", i), "--port", "8000",
+				},
+				Env: []schemas.EnvVar{
+					{Name: "HF_HOME", Value: "/models/hf"},
+					{Name: "VLLM_LOGGING_LEVEL", Redacted: true},
+					{Name: "HF_TOKEN", From: &schemas.KeyRef{Kind: "secret", Name: "hf-token", Key: "token"}},
+				},
+			}},
+			Labels: map[string]string{"app.kubernetes.io/name": name},
+		}},
+		Owned: []schemas.ObjectRef{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-6d8f9c7b5d", UID: uid + "-rs"}},
+		Digests: []schemas.ImageDigest{{
+			Image:   image,
+			Digest:  "sha256:4f2b7e2a1c8d9e0f3a5b6c7d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b",
+			Locator: "status.containerStatuses[0].imageID",
+		}},
+		Source: "cluster",
+	}
+}
+
+func benchEnvInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+// benchTempDir is a new directory under BOMSTREAM_BENCH_DIR, or under the
+// test's temporary directory when that is unset, removed after the benchmark.
+func benchTempDir(b *testing.B) string {
+	base := os.Getenv("BOMSTREAM_BENCH_DIR")
+	if base == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "bomstream-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}

@@ -1,0 +1,117 @@
+package file
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/sinktest"
+)
+
+func TestFsyncOptionDecodes(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]any
+		want bool
+	}{
+		{map[string]any{}, true},
+		{map[string]any{"fsync": true}, true},
+		{map[string]any{"fsync": false}, false},
+	} {
+		c.raw["dir"] = t.TempDir()
+		s, err := Factory("f", c.raw, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", c.raw, err)
+		}
+		if got := s.(*Sink).fsync; got != c.want {
+			t.Errorf("%v: fsync %v, want %v", c.raw, got, c.want)
+		}
+	}
+	if _, err := Factory("f", map[string]any{"fsync": "no"}, nil); err == nil || !strings.Contains(err.Error(), "fsync") {
+		t.Errorf("fsync: \"no\": error %v, want one naming fsync", err)
+	}
+}
+
+func newNoFsyncSink(t *testing.T) *Sink {
+	t.Helper()
+	off := false
+	s, err := New(Config{Dir: t.TempDir(), Fsync: &off}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Without fsync the sink keeps the whole contract; only crash durability differs.
+func TestConformanceWithoutFsync(t *testing.T) {
+	sinktest.Run(t, func(t *testing.T) sinks.Sink { return newNoFsyncSink(t) }, sinktest.Options{Inspect: inspect})
+}
+
+// truncate cuts the immutable file of b in s's tree to half its size, as a
+// machine crash can leave an unsynced write, and returns its path.
+func truncate(t *testing.T, s *Sink, b sinks.BOM) string {
+	t.Helper()
+	dir, err := s.WorkloadDir(b.Workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, strings.TrimPrefix(b.BomHash, "sha256:")+Suffix)
+	if err := os.Truncate(path, int64(len(b.Body)/2)); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestTruncatedFileIsRewrittenWithoutFsync(t *testing.T) {
+	s := newNoFsyncSink(t)
+	ctx := context.Background()
+	b := sinktest.NewBOM(sinktest.Workload("crashed"), 1)
+	if err := s.Export(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	path := truncate(t, s, b)
+	if err := s.Export(ctx, b); err != nil {
+		t.Fatalf("re-export over a truncated file: %v", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(b.Body) {
+		t.Fatalf("file holds %d bytes after the re-export, want the %d bytes of the BOM", len(got), len(b.Body))
+	}
+}
+
+// A durable sink never rewrites an immutable file: different bytes there
+// are a permanent error, whatever they are.
+func TestTruncatedFileIsPermanentErrorWithFsync(t *testing.T) {
+	s := newSink(t)
+	ctx := context.Background()
+	b := sinktest.NewBOM(sinktest.Workload("tampered"), 1)
+	if err := s.Export(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	truncate(t, s, b)
+	if err := s.Export(ctx, b); !sinks.IsPermanent(err) {
+		t.Fatalf("re-export over a truncated file: %v, want a permanent error", err)
+	}
+}
+
+// A file that is not a prefix of the BOM is never rewritten, fsync or not.
+func TestDifferentFileIsPermanentErrorWithoutFsync(t *testing.T) {
+	s := newNoFsyncSink(t)
+	ctx := context.Background()
+	b := sinktest.NewBOM(sinktest.Workload("other"), 1)
+	if err := s.Export(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	path := truncate(t, s, b)
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Export(ctx, b); !sinks.IsPermanent(err) {
+		t.Fatalf("re-export over a different file: %v, want a permanent error", err)
+	}
+}
