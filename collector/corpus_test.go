@@ -2,43 +2,14 @@ package collector
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 	"github.com/bomstream/bomstream/schemas"
 )
-
-// corpusDir finds the upstream fixture corpus: $BOMSTREAM_CORPUS, or
-// shared/fixtures/upstream in the working directory or one of its parents.
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("BOMSTREAM_CORPUS"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		c := filepath.Join(dir, "shared", "fixtures", "upstream")
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return c
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("fixture corpus shared/fixtures/upstream not found (set BOMSTREAM_CORPUS)")
-	}
-	t.Skip("fixture corpus shared/fixtures/upstream not found; set BOMSTREAM_CORPUS to run this test")
-	return ""
-}
 
 // summary writes the components as "Name[role,role]" separated by spaces.
 func summary(in *schemas.Inputs) string {
@@ -50,7 +21,7 @@ func summary(in *schemas.Inputs) string {
 }
 
 func TestUpstreamCorpus(t *testing.T) {
-	dir := corpusDir(t)
+	dir := manifesttest.Corpus(t)
 	objs, err := manifest.ReadPath(dir)
 	if err != nil {
 		t.Fatalf("read corpus: %v", err)

@@ -16,34 +16,11 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 	"github.com/bomstream/bomstream/schemas"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// corpusRoot finds the upstream manifest corpus: $BOMSTREAM_CORPUS, else
-// shared/fixtures/upstream in the working directory or a parent of it.
-func corpusRoot(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("BOMSTREAM_CORPUS"); d != "" {
-		return d
-	}
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "fixtures", "upstream")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("upstream corpus not found (set BOMSTREAM_CORPUS)")
-	}
-	t.Skip("upstream corpus not found (set BOMSTREAM_CORPUS)")
-	return ""
-}
 
 // rendered is one workload of a manifest file, rendered.
 type rendered struct {
@@ -229,7 +206,7 @@ var indexRows = []indexRow{
 }
 
 func TestCorpusUpstream(t *testing.T) {
-	root := corpusRoot(t)
+	root := manifesttest.Corpus(t)
 	out := renderTree(t, root)
 	checkGoldens(t, "upstream/", out)
 

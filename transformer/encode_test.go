@@ -3,7 +3,6 @@ package transformer
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
+	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -64,7 +64,7 @@ func testInputs(t *testing.T) []*schemas.Inputs {
 	for _, x := range renderTree(t, filepath.Join("testdata", "manifests")) {
 		ins = append(ins, x.inputs)
 	}
-	if root, ok := findCorpus(); ok {
+	if root, ok := manifesttest.Find(); ok {
 		for _, x := range renderTree(t, root) {
 			ins = append(ins, x.inputs)
 		}
@@ -73,24 +73,6 @@ func testInputs(t *testing.T) []*schemas.Inputs {
 		ins = append(ins, nastyInputs(s)...)
 	}
 	return ins
-}
-
-// findCorpus finds the upstream corpus as corpusRoot does, without skipping
-// when it is absent.
-func findCorpus() (string, bool) {
-	if d := os.Getenv("BOMSTREAM_CORPUS"); d != "" {
-		return d, true
-	}
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "fixtures", "upstream")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p, true
-		}
-		if d == filepath.Dir(d) {
-			return "", false
-		}
-	}
 }
 
 func TestEncodeMatchesCycloneDX(t *testing.T) {

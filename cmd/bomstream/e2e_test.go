@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 	"github.com/bomstream/bomstream/stream/streamtest"
 )
 
@@ -237,7 +238,7 @@ func TestRunOnceExamples(t *testing.T) {
 // TestRunOnceCorpus runs the flow over the 45 upstream manifests and the
 // examples in one tree.
 func TestRunOnceCorpus(t *testing.T) {
-	corpus := findCorpus(t)
+	corpus := manifesttest.Corpus(t)
 	tree := t.TempDir()
 	if n := copyManifests(t, corpus, filepath.Join(tree, "upstream")); n != 45 {
 		t.Fatalf("corpus %s has %d manifests, want 45", corpus, n)

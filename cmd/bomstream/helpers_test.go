@@ -126,38 +126,6 @@ func tail(s string, n int) string {
 	return "..." + s[len(s)-n:]
 }
 
-// findCorpus returns the directory of the 45 upstream manifests:
-// $BOMSTREAM_CORPUS, else shared/fixtures/upstream in the nearest ancestor of
-// the working directory that has one. Without it the test is skipped, except
-// in CI, where a missing corpus is a failure.
-func findCorpus(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("BOMSTREAM_CORPUS"); d != "" {
-		if _, err := os.Stat(d); err != nil {
-			t.Fatalf("BOMSTREAM_CORPUS: %v", err)
-		}
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		c := filepath.Join(dir, "shared", "fixtures", "upstream")
-		if fi, err := os.Stat(c); err == nil && fi.IsDir() {
-			return c
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("upstream manifest corpus not found: set BOMSTREAM_CORPUS or check out shared/fixtures/upstream")
-	}
-	t.Skip("upstream manifest corpus not found (set BOMSTREAM_CORPUS to the shared/fixtures/upstream directory); the examples-only tests still run")
-	return ""
-}
-
 func isManifest(p string) bool {
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".yaml", ".yml", ".json":
