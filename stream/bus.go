@@ -263,6 +263,9 @@ func (b *Bus) Provision(ctx context.Context) error {
 		{Name: schemas.StreamDLQ, Subjects: []string{schemas.SubjectDLQPrefix + ">"}, Duplicates: dup},
 	} {
 		sc.Storage = jetstream.FileStorage
+		// Direct gets serve "last message of a subject" (every PublishChange,
+		// the latest-only check, history) without the JSON API round trip.
+		sc.AllowDirect = true
 		sc.Replicas = b.cfg.replicas()
 		sc.MaxAge = b.cfg.MaxAge
 		sc.MaxBytes = b.cfg.MaxBytes

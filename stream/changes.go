@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -53,13 +54,11 @@ func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq
 		var lastSeq uint64
 		if m != nil {
 			lastSeq = m.Sequence
-			var last schemas.WorkloadChange
-			// An unreadable last event counts as different: append after it.
-			if json.Unmarshal(m.Data, &last) == nil && last.Type == ev.Type && last.Data.InputHash == ev.Data.InputHash {
+			if sameState(m, ev) {
 				return lastSeq, false, nil
 			}
 		}
-		ack, err := b.publishChangeAt(ctx, w, data, lastSeq)
+		ack, err := b.publishChangeAt(ctx, w, ev.Type, ev.Data.InputHash, data, lastSeq)
 		switch {
 		case isWrongLastSeq(err):
 			continue // another writer appended first: decide again
@@ -75,8 +74,13 @@ func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq
 
 // publishChangeAt is one conditional append: it succeeds only when the
 // subject's last sequence is still lastSeq.
-func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, data []byte, lastSeq uint64) (*jetstream.PubAck, error) {
-	return b.JS.Publish(ctx, schemas.ChangesSubject(w), data,
+func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, typ, inputHash string, data []byte, lastSeq uint64) (*jetstream.PubAck, error) {
+	msg := &nats.Msg{Subject: schemas.ChangesSubject(w), Data: data, Header: nats.Header{}}
+	msg.Header.Set(headerEventType, typ)
+	if inputHash != "" {
+		msg.Header.Set(schemas.HeaderInputHash, inputHash)
+	}
+	return b.JS.PublishMsg(ctx, msg,
 		jetstream.WithMsgID(schemas.ChangeMsgID(w, lastSeq)),
 		jetstream.WithExpectLastSequencePerSubject(lastSeq),
 		jetstream.WithExpectStream(schemas.StreamChanges),
@@ -98,6 +102,22 @@ func (b *Bus) LastChange(ctx context.Context, w schemas.Workload) (ev schemas.Wo
 		return ev, m.Sequence, false, fmt.Errorf("last change of %s at seq %d: %w", w, m.Sequence, err)
 	}
 	return ev, m.Sequence, true, nil
+}
+
+// headerEventType carries the CloudEvents type of a CHANGES message, so that
+// PublishChange compares states from the headers without decoding the event.
+const headerEventType = "Bomstream-Event-Type"
+
+// sameState reports whether the stored message m already says what ev says:
+// the same event type and the same input hash. Messages written before these
+// headers existed are decoded; an unreadable one counts as different, so the
+// new event is appended after it.
+func sameState(m *jetstream.RawStreamMsg, ev schemas.WorkloadChange) bool {
+	if typ := m.Header.Get(headerEventType); typ != "" {
+		return typ == ev.Type && m.Header.Get(schemas.HeaderInputHash) == ev.Data.InputHash
+	}
+	var last schemas.WorkloadChange
+	return json.Unmarshal(m.Data, &last) == nil && last.Type == ev.Type && last.Data.InputHash == ev.Data.InputHash
 }
 
 // lastChangeMsg is the last stored message of the workload's subject, nil when none.

@@ -90,20 +90,21 @@ func TestPublishChangeRetryIsDropped(t *testing.T) {
 	b := openEmbedded(t, Config{})
 	ctx := testContext(t)
 	w := testWorkload("u1")
-	data, err := json.Marshal(observed(t, w, "vllm:a"))
+	ev := observed(t, w, "vllm:a")
+	data, err := json.Marshal(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same decision (same last sequence seen) sent twice, as a client
 	// retry after a lost ack would.
-	first, err := b.publishChangeAt(ctx, w, data, 0)
+	first, err := b.publishChangeAt(ctx, w, ev.Type, ev.Data.InputHash, data, 0)
 	if err != nil || first.Duplicate {
 		t.Fatalf("first publish: %+v %v", first, err)
 	}
 	// The server refuses it either as a duplicate msg id or, checking the
 	// expected sequence first (a standalone server does), as a wrong last
 	// sequence; PublishChange handles both by re-reading.
-	retry, err := b.publishChangeAt(ctx, w, data, 0)
+	retry, err := b.publishChangeAt(ctx, w, ev.Type, ev.Data.InputHash, data, 0)
 	switch {
 	case isWrongLastSeq(err):
 	case err != nil:
@@ -171,5 +172,31 @@ func TestPublishChangeRejectsIncompleteIdentity(t *testing.T) {
 	ev.Data.Workload.UID = ""
 	if _, _, err := b.PublishChange(context.Background(), ev); err == nil {
 		t.Fatal("an event without uid was published")
+	}
+}
+
+// An event stored without the state headers (as written before they existed)
+// is still compared by decoding it: the same state is not published again.
+func TestPublishChangeComparesHeaderlessEvents(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	w := testWorkload("legacy")
+	ev := observed(t, w, "vllm:a")
+	data, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.JS.Publish(ctx, schemas.ChangesSubject(w), data); err != nil {
+		t.Fatal(err)
+	}
+	if _, pub, err := b.PublishChange(ctx, ev); err != nil || pub {
+		t.Fatalf("same state published again: published=%v err=%v", pub, err)
+	}
+	if _, pub, err := b.PublishChange(ctx, observed(t, w, "vllm:b")); err != nil || !pub {
+		t.Fatalf("new state not published: published=%v err=%v", pub, err)
+	}
+	m, err := b.lastChangeMsg(ctx, w)
+	if err != nil || m.Header.Get(schemas.HeaderInputHash) == "" || m.Header.Get(headerEventType) != schemas.TypeObserved {
+		t.Fatalf("new event lacks state headers: %v %v", m.Header, err)
 	}
 }
