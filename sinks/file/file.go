@@ -259,7 +259,12 @@ func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
 	if err := s.readJSON(filepath.Join(dir, PointerFile), &ptr); err != nil {
 		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
 	}
-	if ptr.BomHash != "" && newer(ptr.ChangeSeq, ptr.StreamSeq, t.ChangeSeq, t.StreamSeq) {
+	if ptr.BomHash == "" {
+		// Nothing of this workload was ever exported here (a Deployment of
+		// nginx is deleted, say): there is nothing to mark deleted.
+		return nil
+	}
+	if newer(ptr.ChangeSeq, ptr.StreamSeq, t.ChangeSeq, t.StreamSeq) {
 		s.log.Info("stale tombstone ignored: a newer BOM exists for this name",
 			zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
 		return nil

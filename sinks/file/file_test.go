@@ -218,3 +218,18 @@ func TestFactoryDecodesStrictly(t *testing.T) {
 		t.Fatalf("got %v, want an error naming file.name", err)
 	}
 }
+
+func TestTombstoneOfNeverExportedWorkloadWritesNothing(t *testing.T) {
+	s := newSink(t)
+	w := sinktest.Workload("nginx")
+	if err := s.Tombstone(context.Background(), sinktest.NewTombstone(w, 3)); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.WorkloadDir(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a tombstone of a workload with no BOM created %s (stat: %v)", dir, err)
+	}
+}
