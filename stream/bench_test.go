@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/streamtest"
 )
 
 // BenchmarkRawPublishConsume publishes b.N messages of about 2 KiB to CHANGES
@@ -33,45 +35,15 @@ func BenchmarkRawPublishConsume(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 
-	const window = 1000 // outstanding async publishes
-	pending := make([]jetstream.PubAckFuture, 0, window)
-	flush := func() {
-		for _, f := range pending {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				b.Fatal(err)
-			case <-ctx.Done():
-				b.Fatal(ctx.Err())
-			}
-		}
-		pending = pending[:0]
-	}
+	msgs := make([]*nats.Msg, b.N)
 	for i := range b.N {
-		subj := fmt.Sprintf("%sbench.u%d", schemas.SubjectChangesPrefix, i%64)
-		f, err := bus.JS.PublishAsync(subj, payload, jetstream.WithMsgID(fmt.Sprintf("bench:%d", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if pending = append(pending, f); len(pending) == window {
-			flush()
-		}
+		m := nats.NewMsg(fmt.Sprintf("%sbench.u%d", schemas.SubjectChangesPrefix, i%64))
+		m.Data = payload
+		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("bench:%d", i))
+		msgs[i] = m
 	}
-	flush()
-
-	it, err := cons.Messages(jetstream.PullMaxMessages(500))
-	if err != nil {
+	if err := streamtest.PublishConsume(ctx, bus.JS, cons, msgs); err != nil {
 		b.Fatal(err)
-	}
-	defer it.Stop()
-	for range b.N {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := msg.Ack(); err != nil {
-			b.Fatal(err)
-		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")

@@ -51,6 +51,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/streamtest"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -173,43 +174,8 @@ func benchRawRate(b *testing.B, events []schemas.WorkloadChange) float64 {
 
 	b.StartTimer()
 	start := time.Now()
-	const window = 1000
-	pending := make([]jetstream.PubAckFuture, 0, window)
-	flush := func() {
-		for _, f := range pending {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				b.Fatal(err)
-			case <-ctx.Done():
-				b.Fatal(ctx.Err())
-			}
-		}
-		pending = pending[:0]
-	}
-	for _, m := range msgs {
-		f, err := bus.JS.PublishMsgAsync(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if pending = append(pending, f); len(pending) == window {
-			flush()
-		}
-	}
-	flush()
-	it, err := cons.Messages(jetstream.PullMaxMessages(500))
-	if err != nil {
+	if err := streamtest.PublishConsume(ctx, bus.JS, cons, msgs); err != nil {
 		b.Fatal(err)
-	}
-	defer it.Stop()
-	for range msgs {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := msg.Ack(); err != nil {
-			b.Fatal(err)
-		}
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()

@@ -9,14 +9,12 @@
 package streamtest
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -57,7 +55,7 @@ func Start(t testing.TB, args ...string) *Server {
 	}
 	cmdArgs := append([]string{"-js", "-sd", store, "-a", "127.0.0.1", "-p", "-1", "--ports_file_dir", portsDir}, args...)
 	cmd := exec.Command(bin, cmdArgs...)
-	var logs syncBuffer
+	var logs SyncBuffer
 	cmd.Stdout = &logs
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
@@ -163,22 +161,4 @@ func WaitJetStream(t testing.TB, url string, opts ...nats.Option) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// syncBuffer collects the server's output from its two pipes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
