@@ -71,3 +71,52 @@ func TestConfigValidateNamesField(t *testing.T) {
 func contains(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
 }
+
+func TestCaughtUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := Open(ctx, Config{DataDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || done {
+		t.Fatalf("a missing consumer counts as caught up: %v %v", done, err)
+	}
+	for i := range 3 {
+		if _, err := b.JS.Publish(ctx, schemas.SubjectChangesPrefix+"dev.u"+string(rune('a'+i)), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cons, err := b.JS.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{Durable: "c", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || done {
+		t.Fatalf("caught up with one message undelivered: %v %v", done, err)
+	}
+	batch, err = cons.Fetch(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		if done, _ := b.CaughtUp(ctx, schemas.StreamChanges, "c"); done {
+			t.Fatal("caught up with a message unacked")
+		}
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || !done {
+		t.Fatalf("not caught up after every ack: %v %v", done, err)
+	}
+}

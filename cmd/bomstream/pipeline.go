@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/collector"
@@ -190,7 +189,7 @@ func (p *pipeline) consumers() [][2]string {
 func (p *pipeline) waitDrained(ctx context.Context) error {
 	for _, c := range p.consumers() {
 		for {
-			done, err := consumerDrained(ctx, p.bus, c[0], c[1])
+			done, err := p.bus.CaughtUp(ctx, c[0], c[1])
 			if err != nil {
 				return err
 			}
@@ -205,21 +204,6 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func consumerDrained(ctx context.Context, bus *stream.Bus, streamName, durable string) (bool, error) {
-	cons, err := bus.JS.Consumer(ctx, streamName, durable)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return false, nil // not created yet
-	}
-	if err != nil {
-		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
-	}
-	return info.NumPending == 0 && info.NumAckPending == 0, nil
 }
 
 // watcher is the manifest source over cfg.Manifests.Dir.

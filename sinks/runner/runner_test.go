@@ -133,14 +133,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// settled reports whether the durable consumer has nothing pending or unacked.
+// settled reports whether the durable consumer has been delivered and has
+// acked everything on BOMS.
 func settled(t *testing.T, b *stream.Bus, durable string) bool {
-	c, err := b.JS.Consumer(testCtx(t), schemas.StreamBOMs, durable)
-	if err != nil {
-		return false
-	}
-	info, err := c.Info(testCtx(t))
-	return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	done, err := b.CaughtUp(testCtx(t), schemas.StreamBOMs, durable)
+	return err == nil && done
 }
 
 func dlqMessages(t *testing.T, b *stream.Bus, sink string) []*jetstream.RawStreamMsg {

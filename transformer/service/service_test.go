@@ -162,15 +162,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // settled reports whether the consumer has delivered and resolved everything.
 func settled(t *testing.T, b *stream.Bus, durable string) bool {
 	t.Helper()
-	c, err := b.JS.Consumer(context.Background(), schemas.StreamChanges, durable)
-	if err != nil {
-		return false
-	}
-	info, err := c.Info(context.Background())
+	done, err := b.CaughtUp(context.Background(), schemas.StreamChanges, durable)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.NumPending == 0 && info.NumAckPending == 0
+	return done
 }
 
 func messages(t *testing.T, b *stream.Bus, streamName, subject string) []*jetstream.RawStreamMsg {

@@ -1,0 +1,39 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// CaughtUp reports whether the durable consumer has been delivered, and has
+// acknowledged (or terminated), every message stored on streamName when the
+// call began. A consumer that does not exist yet has not caught up.
+//
+// NumPending alone is not enough: a consumer created a moment ago can report
+// nothing pending before it has looked at the stream, so the delivered stream
+// sequence is compared with the stream's last sequence as well.
+func (b *Bus) CaughtUp(ctx context.Context, streamName, durable string) (bool, error) {
+	s, err := b.stream(ctx, streamName)
+	if err != nil {
+		return false, err
+	}
+	si, err := s.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("stream %s: %w", streamName, err)
+	}
+	c, err := s.Consumer(ctx, durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
+	}
+	ci, err := c.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
+	}
+	return ci.NumPending == 0 && ci.NumAckPending == 0 && ci.Delivered.Stream >= si.State.LastSeq, nil
+}
