@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,12 +40,28 @@ type SyncResult struct {
 // is no longer there. When some document could not be read (loaded.Err), no
 // tombstone is written in that pass: a typo must never delete a workload's
 // history.
+//
+// It reads the cluster's current state once, up front: a workload whose last
+// event already has the same type and input hash costs nothing more (in watch
+// mode, nearly all of them), and the same read finds the workloads that are
+// gone. Every publish still goes through PublishChange, whose conditional
+// append is what keeps concurrent writers correct.
 func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now time.Time) (SyncResult, error) {
 	res := SyncResult{Workloads: len(loaded.Events), Notes: len(loaded.Notes)}
-	present := make(map[string]bool, len(loaded.Events))
 	var errs []error
+	last := map[string]schemas.WorkloadChange{}
+	if err := p.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
+		last[ev.Data.Workload.UID] = ev
+		return nil
+	}); err != nil {
+		errs = append(errs, err) // what could be read is in last; PublishChange checks the rest
+	}
+	present := make(map[string]bool, len(loaded.Events))
 	for _, ev := range loaded.Events {
 		present[ev.Data.Workload.UID] = true
+		if prev, ok := last[ev.Data.Workload.UID]; ok && prev.Type == ev.Type && prev.Data.InputHash == ev.Data.InputHash {
+			continue
+		}
 		_, pub, err := p.PublishChange(ctx, ev)
 		if err != nil {
 			errs = append(errs, err)
@@ -58,17 +75,12 @@ func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now t
 		return res, errors.Join(append(errs, fmt.Errorf("tombstones skipped this pass: %w", loaded.Err))...)
 	}
 	var gone []schemas.Workload
-	err := p.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
-		w := ev.Data.Workload
-		if ev.IsTombstone() || present[w.UID] || ev.Data.Inputs == nil || !strings.HasPrefix(ev.Data.Inputs.Source, "file:") {
-			return nil
+	for uid, ev := range last {
+		if !present[uid] && !ev.IsTombstone() && ev.Data.Inputs != nil && strings.HasPrefix(ev.Data.Inputs.Source, "file:") {
+			gone = append(gone, ev.Data.Workload)
 		}
-		gone = append(gone, w)
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, err)
 	}
+	slices.SortFunc(gone, func(a, b schemas.Workload) int { return strings.Compare(a.Key(), b.Key()) })
 	for _, w := range gone {
 		_, pub, err := p.PublishChange(ctx, schemas.NewDeleted(Source, now, w))
 		if err != nil {
