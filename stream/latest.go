@@ -14,7 +14,7 @@ import (
 // LatestChanges calls fn with the last event of every workload of cluster on
 // CHANGES (its current state: an observation or a tombstone) and the event's
 // stream sequence. It reads through an ordered consumer that delivers the last
-// message per subject, and stops at the state as of the call. An unreadable
+// message per subject, and stops when that consumer has nothing left. An unreadable
 // event is reported as an error naming its sequence, after the others.
 func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error {
 	s, err := b.stream(ctx, schemas.StreamChanges)
@@ -22,13 +22,10 @@ func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev sche
 		return fmt.Errorf("latest changes of %s: %w", cluster, err)
 	}
 	filter := schemas.SubjectChangesPrefix + cluster + ".>"
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
-	if err != nil {
+	if _, err := s.GetLastMsgForSubject(ctx, filter); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil // no workload yet
+	} else if err != nil {
 		return fmt.Errorf("latest changes of %s: %w", cluster, err)
-	}
-	remaining := len(info.State.Subjects)
-	if remaining == 0 {
-		return nil
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{filter},
@@ -43,7 +40,7 @@ func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev sche
 	}
 	defer it.Stop()
 	var bad []error
-	for ; remaining > 0; remaining-- {
+	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return fmt.Errorf("latest changes of %s: %w", cluster, err)
@@ -55,14 +52,12 @@ func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev sche
 		var ev schemas.WorkloadChange
 		if err := json.Unmarshal(msg.Data(), &ev); err != nil {
 			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", md.Sequence.Stream, err))
-			continue
-		}
-		if err := fn(ev, md.Sequence.Stream); err != nil {
-			if errors.Is(err, ErrStop) {
-				return nil
-			}
+		} else if err := fn(ev, md.Sequence.Stream); errors.Is(err, ErrStop) {
+			return nil
+		} else if err != nil {
 			return err
 		}
+		// The consumer counts what is left of the last-per-subject set.
 		if md.NumPending == 0 {
 			break
 		}
