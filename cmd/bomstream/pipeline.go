@@ -67,11 +67,17 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	}
 	p := &pipeline{cfg: cfg, log: log, obs: obs}
 	var err error
-	if p.norm, err = collector.NewNormalizer(cfg.normalizerConfig()); err != nil {
-		return nil, err
+	// Only the stages that run get built: a sink, history or get process
+	// compiles no kind profiles and no detection rules.
+	if st.source {
+		if p.norm, err = collector.NewNormalizer(cfg.normalizerConfig()); err != nil {
+			return nil, err
+		}
 	}
-	if p.renderer, err = transformer.NewRenderer(cfg.rendererConfig()); err != nil {
-		return nil, err
+	if st.source || st.transformer {
+		if p.renderer, err = transformer.NewRenderer(cfg.rendererConfig()); err != nil {
+			return nil, err
+		}
 	}
 	selected, err := selectSinks(cfg.Sinks, st.sinks)
 	if err != nil {
