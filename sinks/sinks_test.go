@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/sinktest"
@@ -39,17 +43,53 @@ func TestValidateName(t *testing.T) {
 
 func TestDecodeConfigIsStrict(t *testing.T) {
 	var cfg struct {
-		Dir string `json:"dir"`
+		Dir     string        `yaml:"dir"`
+		Timeout time.Duration `yaml:"timeout"`
 	}
-	if err := sinks.DecodeConfig(map[string]any{"dir": "x"}, &cfg); err != nil || cfg.Dir != "x" {
+	if err := sinks.DecodeConfig(map[string]any{"dir": "x", "timeout": "30s"}, &cfg); err != nil || cfg.Dir != "x" || cfg.Timeout != 30*time.Second {
 		t.Fatalf("got %+v, %v", cfg, err)
 	}
 	err := sinks.DecodeConfig(map[string]any{"dir": "x", "bucket": "y"}, &cfg)
-	if err == nil || err.Error() != `config: json: unknown field "bucket"` {
+	if err == nil || err.Error() != `unknown key "bucket" (known: dir, timeout)` {
 		t.Fatalf("got %v", err)
 	}
-	if err := sinks.DecodeConfig(map[string]any{"dir": 3}, &cfg); err == nil {
-		t.Fatal("a number decoded into a string field")
+	if err := sinks.DecodeConfig(map[string]any{"dir": []any{"a"}}, &cfg); err == nil {
+		t.Fatal("a list decoded into a string field")
+	}
+	if err := sinks.DecodeConfig(map[string]any{"timeout": "soon"}, &cfg); err == nil || !strings.Contains(err.Error(), "soon") {
+		t.Fatalf("a bad duration: got %v", err)
+	}
+}
+
+func TestReadSecret(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "key")
+	if err := os.WriteFile(file, []byte("s3cr3t-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"KEY": "from-env"}
+	getenv := func(k string) string { return env[k] }
+	if v, err := sinks.ReadSecret("apiKeyFile", file, "apiKeyEnv", "", getenv); err != nil || v != "s3cr3t-value" {
+		t.Fatalf("file: %q, %v", v, err)
+	}
+	if v, err := sinks.ReadSecret("apiKeyFile", "", "apiKeyEnv", "KEY", getenv); err != nil || v != "from-env" {
+		t.Fatalf("env: %q, %v", v, err)
+	}
+	if v, err := sinks.ReadSecret("apiKeyFile", "", "apiKeyEnv", "", getenv); err != nil || v != "" {
+		t.Fatalf("neither: %q, %v", v, err)
+	}
+	for name, c := range map[string]struct{ file, env, want string }{
+		"both":    {file, "KEY", "set one, not both"},
+		"missing": {filepath.Join(dir, "nope"), "", "apiKeyFile " + filepath.Join(dir, "nope") + ": no such file"},
+		"unset":   {"", "UNSET", "apiKeyEnv: environment variable UNSET is not set"},
+	} {
+		_, err := sinks.ReadSecret("apiKeyFile", c.file, "apiKeyEnv", c.env, getenv)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%s: the error carries the secret: %v", name, err)
+		}
 	}
 }
 

@@ -359,13 +359,16 @@ func benchStartPipeline(b *testing.B, fsync bool, want int) *benchPipeline {
 	dir := benchTempDir(b)
 	rec := newBenchRecorder(want)
 	reg := registry.Builtin()
-	reg["benchfile"] = func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-		s, err := file.Factory(name, raw, log)
-		if err != nil {
-			return nil, err
-		}
-		rec.Sink = s
-		return rec, nil
+	reg["benchfile"] = sinks.Type{
+		NewConfig: file.SinkType.NewConfig,
+		New: func(ctx context.Context, c sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+			s, err := file.SinkType.New(ctx, c, deps)
+			if err != nil {
+				return nil, err
+			}
+			rec.Sink = s
+			return rec, nil
+		},
 	}
 	cfg := defaultConfig()
 	cfg.Cluster = benchCluster
@@ -373,7 +376,7 @@ func benchStartPipeline(b *testing.B, fsync bool, want int) *benchPipeline {
 	cfg.Sinks = []SinkConfig{{Name: "bench", Type: "benchfile", Config: map[string]any{
 		"dir": filepath.Join(dir, "boms"), "fsync": fsync,
 	}}}
-	p, err := newPipeline(context.Background(), cfg, stages{transformer: true, sinks: []string{"*"}}, reg, benchLogger(), newObserver())
+	p, err := newPipeline(context.Background(), cfg, stages{transformer: true, sinks: []string{"*"}}, reg, nil, benchLogger(), newObserver())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func process(cmd *cobra.Command, e *env, cfg Config, st stages, body func(ctx co
 	log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
 	defer func() { _ = log.Sync() }()
 	obs := newObserver()
-	p, err := newPipeline(ctx, cfg, st, e.sinks, log, obs)
+	p, err := newPipeline(ctx, cfg, st, e.sinks, e.getenv, log, obs)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -175,6 +176,8 @@ func (c Config) Validate(reg sinks.Registry) error {
 		seen[s.Name] = true
 		if _, ok := reg[s.Type]; !ok {
 			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)", field, s.Type, reg.Types()))
+		} else if _, err := reg.Decode(s.Type, s.Config); err != nil {
+			errs = append(errs, prefixLines(field+".config: ", err))
 		}
 		if err := s.Runner.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("%s.%w", field, err))
@@ -195,4 +198,14 @@ func (c Config) normalizerConfig() collector.Config {
 
 func (c Config) rendererConfig() transformer.Config {
 	return transformer.Config{Version: version(), RulesFile: c.Transformer.RulesFile}
+}
+
+// prefixLines prefixes every error that err joins with prefix, so that each
+// line names its configuration path.
+func prefixLines(prefix string, err error) error {
+	var errs []error
+	for _, line := range strings.Split(err.Error(), "\n") {
+		errs = append(errs, errors.New(prefix+line))
+	}
+	return errors.Join(errs...)
 }

@@ -88,19 +88,22 @@ func countingFile(gate *gated) (sinks.Registry, func() *sinktest.Counter) {
 		mu sync.Mutex
 		c  *sinktest.Counter
 	)
-	reg := sinks.Registry{file.Type: func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-		s, err := file.Factory(name, raw, log)
-		if err != nil {
-			return nil, err
-		}
-		if gate != nil {
-			gate.Sink = s
-			s = gate
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		c = sinktest.NewCounter(s)
-		return c, nil
+	reg := sinks.Registry{file.Type: sinks.Type{
+		NewConfig: file.SinkType.NewConfig,
+		New: func(ctx context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+			s, err := file.SinkType.New(ctx, cfg, deps)
+			if err != nil {
+				return nil, err
+			}
+			if gate != nil {
+				gate.Sink = s
+				s = gate
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			c = sinktest.NewCounter(s)
+			return c, nil
+		},
 	}}
 	return reg, func() *sinktest.Counter {
 		mu.Lock()
@@ -136,7 +139,7 @@ func TestCrashMidExport(t *testing.T) {
 	cfg.Sinks = []SinkConfig{{Name: "file", Type: "file", Runner: runner.Config{AckWait: 4 * time.Second}, Config: map[string]any{"dir": sinkDir}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitFor)
 	defer cancel()
-	p, err := newPipeline(ctx, cfg, stages{source: true, transformer: true, sinks: []string{"*"}}, reg1, zap.NewNop(), newObserver())
+	p, err := newPipeline(ctx, cfg, stages{source: true, transformer: true, sinks: []string{"*"}}, reg1, nil, zap.NewNop(), newObserver())
 	if err != nil {
 		t.Fatal(err)
 	}

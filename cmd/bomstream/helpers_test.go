@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/schemas"
@@ -78,14 +76,7 @@ func (c *cli) env(out, errb *syncBuffer) *env {
 		reg[k] = f
 	}
 	if _, ok := reg[stdout.Type]; ok {
-		reg[stdout.Type] = func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-			cfg := stdout.Config{}
-			if err := sinks.DecodeConfig(raw, &cfg); err != nil {
-				return nil, err
-			}
-			cfg.Name, cfg.Writer = name, out
-			return stdout.New(cfg, log)
-		}
+		reg[stdout.Type] = stdout.TypeFor(out)
 	}
 	e := &env{stdout: out, stderr: errb, getenv: func(k string) string { return vars[k] }, sinks: reg}
 	if c.httpAddr != nil {

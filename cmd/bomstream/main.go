@@ -16,7 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	reg := registry.Builtin()
-	reg[stdout.Type] = stdout.FactoryFor(os.Stdout)
+	reg[stdout.Type] = stdout.TypeFor(os.Stdout)
 	err := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, sinks: reg})
 	stop()
 	if err != nil {

@@ -53,7 +53,7 @@ func (s *sinkStage) durable() string {
 
 // newPipeline validates cfg, opens the bus and builds the stages asked for.
 // Nothing runs until run is called.
-func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry, log *zap.Logger, obs *observer) (*pipeline, error) {
+func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry, getenv func(string) string, log *zap.Logger, obs *observer) (*pipeline, error) {
 	if len(cfg.Sinks) == 0 {
 		cfg.Sinks = defaultSinks()
 	}
@@ -93,7 +93,12 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		}
 	}
 	for _, sc := range selected {
-		s, err := reg.New(sc.Type, sc.Name, sc.Config, log.Named("sink"))
+		scfg, err := reg.Decode(sc.Type, sc.Config)
+		if err != nil { // Validate decoded it already
+			p.close()
+			return nil, fmt.Errorf("sinks %s: %w", sc.Name, err)
+		}
+		s, err := reg.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: log.Named("sink"), Metrics: obs.reg, Getenv: getenv})
 		if err != nil {
 			p.close()
 			return nil, err

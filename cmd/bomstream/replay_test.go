@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
@@ -98,34 +97,43 @@ func (p *picky) Export(ctx context.Context, b sinks.BOM) error {
 // withTestSinks adds the "flaky" and "picky" types, configured like the file
 // sink plus their own key.
 func withTestSinks(reg sinks.Registry, made *[]*flaky) sinks.Registry {
-	split := func(raw map[string]any, key string) (map[string]any, any) {
-		rest := map[string]any{}
-		for k, v := range raw {
-			if k != key {
-				rest[k] = v
+	reg["flaky"] = sinks.Type{
+		NewConfig: func() sinks.Config { return &flakyConfig{} },
+		New: func(ctx context.Context, c sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+			fc := c.(*flakyConfig)
+			s, err := file.SinkType.New(ctx, &fc.Config, deps)
+			if err != nil {
+				return nil, err
 			}
-		}
-		return rest, raw[key]
+			f := &flaky{Sink: s, failures: fc.Failures}
+			*made = append(*made, f)
+			return f, nil
+		},
 	}
-	reg["flaky"] = func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-		rest, n := split(raw, "failures")
-		s, err := file.Factory(name, rest, log)
-		if err != nil {
-			return nil, err
-		}
-		f := &flaky{Sink: s, failures: n.(int)}
-		*made = append(*made, f)
-		return f, nil
-	}
-	reg["picky"] = func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-		rest, refuse := split(raw, "refuse")
-		s, err := file.Factory(name, rest, log)
-		if err != nil {
-			return nil, err
-		}
-		return &picky{Sink: s, refuse: refuse.(string)}, nil
+	reg["picky"] = sinks.Type{
+		NewConfig: func() sinks.Config { return &pickyConfig{} },
+		New: func(ctx context.Context, c sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+			pc := c.(*pickyConfig)
+			s, err := file.SinkType.New(ctx, &pc.Config, deps)
+			if err != nil {
+				return nil, err
+			}
+			return &picky{Sink: s, refuse: pc.Refuse}, nil
+		},
 	}
 	return reg
+}
+
+// flakyConfig and pickyConfig are a file sink's configuration plus the
+// test sink's own key.
+type flakyConfig struct {
+	file.Config `yaml:",inline"`
+	Failures    int `yaml:"failures"`
+}
+
+type pickyConfig struct {
+	file.Config `yaml:",inline"`
+	Refuse      string `yaml:"refuse"`
 }
 
 // TestSinkErrors runs a sink that fails transiently at first, and one that

@@ -42,9 +42,9 @@ const DefaultDir = "boms"
 type Config struct {
 	// Name of this sink instance; default "file". Set by the registry from
 	// the sink's entry, not from its config block.
-	Name string `json:"-"`
+	Name string `yaml:"-"`
 	// Dir is the root of the tree; default "boms".
-	Dir string `json:"dir"`
+	Dir string `yaml:"dir"`
 	// Fsync makes every write durable before Export returns: each file is
 	// fsynced before it is linked or renamed into place, and then its
 	// directory. Unset means true. False skips the fsyncs (four waits on
@@ -55,7 +55,7 @@ type Config struct {
 	// file is rewritten by the next Export of the same BOM; a lost one comes
 	// back only with a replay into a sink under a new name. Use false where
 	// the tree can be rebuilt that way.
-	Fsync *bool `json:"fsync"`
+	Fsync *bool `yaml:"fsync"`
 }
 
 // durable reports the effective Fsync setting.
@@ -65,11 +65,11 @@ func (c Config) durable() bool { return c.Fsync == nil || *c.Fsync }
 func (c Config) Validate() error {
 	if c.Name != "" {
 		if err := sinks.ValidateName(c.Name); err != nil {
-			return fmt.Errorf("file.name: %w", err)
+			return fmt.Errorf("name: %w", err)
 		}
 	}
 	if strings.ContainsRune(c.Dir, 0) {
-		return fmt.Errorf("file.dir: contains a NUL byte")
+		return fmt.Errorf("dir: contains a NUL byte")
 	}
 	return nil
 }
@@ -101,14 +101,14 @@ func New(cfg Config, log *zap.Logger) (*Sink, error) {
 	return &Sink{name: cfg.Name, dir: filepath.Clean(cfg.Dir), fsync: cfg.durable(), log: log.With(zap.String("sink", cfg.Name))}, nil
 }
 
-// Factory is the sinks.Factory of the file sink.
-func Factory(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-	var cfg Config
-	if err := sinks.DecodeConfig(raw, &cfg); err != nil {
-		return nil, err
-	}
-	cfg.Name = name
-	return New(cfg, log)
+// SinkType is the registry entry of the file sink.
+var SinkType = sinks.Type{
+	NewConfig: func() sinks.Config { return &Config{} },
+	New: func(_ context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+		c := *cfg.(*Config)
+		c.Name = deps.Name
+		return New(c, deps.Log)
+	},
 }
 
 // Name implements sinks.Sink.

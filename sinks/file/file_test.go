@@ -201,21 +201,30 @@ func TestImmutableFileIsNeverRewritten(t *testing.T) {
 	}
 }
 
-func TestFactoryDecodesStrictly(t *testing.T) {
+func TestSinkTypeDecodesStrictly(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Factory("archive", map[string]any{"dir": dir}, nil)
+	reg := sinks.Registry{Type: SinkType}
+	cfg, err := reg.Decode(Type, map[string]any{"dir": dir, "fsync": false})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Name() != "archive" || s.(*Sink).Dir() != dir {
-		t.Fatalf("got name %q dir %q", s.Name(), s.(*Sink).Dir())
+	s, err := reg.New(context.Background(), Type, "archive", cfg, sinks.Deps{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err = Factory("archive", map[string]any{"dir": dir, "layuot": "x"}, nil)
-	if err == nil || !strings.Contains(err.Error(), `"layuot"`) {
-		t.Fatalf("got %v, want an error naming the unknown field", err)
+	if s.Name() != "archive" || s.(*Sink).Dir() != dir || s.(*Sink).fsync {
+		t.Fatalf("got name %q dir %q fsync %v", s.Name(), s.(*Sink).Dir(), s.(*Sink).fsync)
 	}
-	if _, err := New(Config{Name: "bad.name"}, nil); err == nil || !strings.Contains(err.Error(), "file.name") {
-		t.Fatalf("got %v, want an error naming file.name", err)
+	_, err = reg.Decode(Type, map[string]any{"dir": dir, "layuot": "x"})
+	if err == nil || !strings.Contains(err.Error(), `unknown key "layuot" (known: dir, fsync)`) {
+		t.Fatalf("got %v, want an error naming the unknown key and the known ones", err)
+	}
+	_, err = reg.Decode(Type, map[string]any{"fsync": "sometimes"})
+	if err == nil || !strings.Contains(err.Error(), "sometimes") {
+		t.Fatalf("got %v, want an error naming the bad value", err)
+	}
+	if _, err := New(Config{Name: "bad.name"}, nil); err == nil || !strings.Contains(err.Error(), "name") {
+		t.Fatalf("got %v, want an error naming the name", err)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestFsyncOptionDecodes(t *testing.T) {
 		{map[string]any{"fsync": false}, false},
 	} {
 		c.raw["dir"] = t.TempDir()
-		s, err := Factory("f", c.raw, nil)
+		s, err := fromConfig(c.raw)
 		if err != nil {
 			t.Fatalf("%v: %v", c.raw, err)
 		}
@@ -29,9 +29,19 @@ func TestFsyncOptionDecodes(t *testing.T) {
 			t.Errorf("%v: fsync %v, want %v", c.raw, got, c.want)
 		}
 	}
-	if _, err := Factory("f", map[string]any{"fsync": "no"}, nil); err == nil || !strings.Contains(err.Error(), "fsync") {
-		t.Errorf("fsync: \"no\": error %v, want one naming fsync", err)
+	if _, err := fromConfig(map[string]any{"fsync": "never"}); err == nil || !strings.Contains(err.Error(), "never") {
+		t.Errorf("fsync: \"never\": error %v, want one naming the value", err)
 	}
+}
+
+// fromConfig builds a sink as the registry does from a config block.
+func fromConfig(raw map[string]any) (sinks.Sink, error) {
+	reg := sinks.Registry{Type: SinkType}
+	cfg, err := reg.Decode(Type, raw)
+	if err != nil {
+		return nil, err
+	}
+	return reg.New(context.Background(), Type, "f", cfg, sinks.Deps{})
 }
 
 func newNoFsyncSink(t *testing.T) *Sink {

@@ -13,7 +13,7 @@ import (
 // "file" and "stdout". Callers may add their own types to the returned map.
 func Builtin() sinks.Registry {
 	return sinks.Registry{
-		file.Type:   file.Factory,
-		stdout.Type: stdout.Factory,
+		file.Type:   file.SinkType,
+		stdout.Type: stdout.SinkType,
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
@@ -18,7 +19,11 @@ func TestBuiltin(t *testing.T) {
 		t.Fatalf("types %v", got)
 	}
 	dir := t.TempDir()
-	s, err := r.New("file", "", map[string]any{"dir": dir}, nil)
+	cfg, err := r.Decode("file", map[string]any{"dir": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.New(context.Background(), "file", "", cfg, sinks.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,12 +42,15 @@ func TestBuiltin(t *testing.T) {
 		raw       map[string]any
 		want      string
 	}{
-		{"gcs", "x", nil, `unknown type "gcs"`},
+		{"gcs", "x", nil, `unknown sink type "gcs"`},
 		{"file", "bad.name", nil, `sink name "bad.name"`},
-		{"file", "archive", map[string]any{"dri": "x"}, `sink archive: config: json: unknown field "dri"`},
-		{"stdout", "out", map[string]any{"writer": "x"}, `unknown field "writer"`},
+		{"file", "archive", map[string]any{"dri": "x"}, `unknown key "dri" (known: dir, fsync)`},
+		{"stdout", "out", map[string]any{"writer": "x"}, `unknown key "writer"`},
 	} {
-		_, err := r.New(c.typ, c.name, c.raw, nil)
+		cfg, err := r.Decode(c.typ, c.raw)
+		if err == nil {
+			_, err = r.New(context.Background(), c.typ, c.name, cfg, sinks.Deps{})
+		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%s, %s): got %v, want an error containing %s", c.typ, c.name, err, c.want)
 		}

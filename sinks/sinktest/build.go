@@ -54,7 +54,7 @@ func NewBOM(w schemas.Workload, changeSeq uint64) sinks.BOM {
 // NewTombstone is the tombstone of w recorded by change changeSeq.
 func NewTombstone(w schemas.Workload, changeSeq uint64) sinks.Tombstone {
 	return sinks.Tombstone{
-		Workload: w, ChangeSeq: changeSeq, StreamSeq: changeSeq,
+		Workload: w, Reason: sinks.ReasonDeleted, ChangeSeq: changeSeq, StreamSeq: changeSeq,
 		Time: epoch().Add(time.Duration(changeSeq) * time.Second),
 	}
 }

@@ -22,16 +22,16 @@ const Type = "stdout"
 // Config configures one stdout sink.
 type Config struct {
 	// Name of this sink instance; default "stdout". Set by the registry.
-	Name string `json:"-"`
+	Name string `yaml:"-"`
 	// Writer receives the lines; default os.Stdout. Not configurable from a file.
-	Writer io.Writer `json:"-"`
+	Writer io.Writer `yaml:"-"`
 }
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	if c.Name != "" {
 		if err := sinks.ValidateName(c.Name); err != nil {
-			return fmt.Errorf("stdout.name: %w", err)
+			return fmt.Errorf("name: %w", err)
 		}
 	}
 	return nil
@@ -81,21 +81,19 @@ func New(cfg Config, log *zap.Logger) (*Sink, error) {
 	return &Sink{name: cfg.Name, w: cfg.Writer, log: log.With(zap.String("sink", cfg.Name)), seen: map[string]printed{}}, nil
 }
 
-// Factory is the sinks.Factory of the stdout sink.
-func Factory(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-	return FactoryFor(nil)(name, raw, log)
-}
+// SinkType is the registry entry of the stdout sink, writing to os.Stdout.
+var SinkType = TypeFor(nil)
 
-// FactoryFor is Factory for sinks that write to w instead of os.Stdout (a
+// TypeFor is SinkType for sinks that write to w instead of os.Stdout (a
 // command's own output stream).
-func FactoryFor(w io.Writer) sinks.Factory {
-	return func(name string, raw map[string]any, log *zap.Logger) (sinks.Sink, error) {
-		var cfg Config
-		if err := sinks.DecodeConfig(raw, &cfg); err != nil {
-			return nil, err
-		}
-		cfg.Name, cfg.Writer = name, w
-		return New(cfg, log)
+func TypeFor(w io.Writer) sinks.Type {
+	return sinks.Type{
+		NewConfig: func() sinks.Config { return &Config{} },
+		New: func(_ context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+			c := *cfg.(*Config)
+			c.Name, c.Writer = deps.Name, w
+			return New(c, deps.Log)
+		},
 	}
 }
 

@@ -141,12 +141,25 @@ func TestWriteErrorIsTransientAndRetried(t *testing.T) {
 	}
 }
 
-func TestFactoryDecodesStrictly(t *testing.T) {
-	if _, err := Factory("out", map[string]any{"pretty": true}, nil); err == nil || !strings.Contains(err.Error(), `"pretty"`) {
-		t.Fatalf("got %v, want an error naming the unknown field", err)
+func TestSinkTypeDecodesStrictly(t *testing.T) {
+	reg := sinks.Registry{Type: SinkType}
+	if _, err := reg.Decode(Type, map[string]any{"pretty": true}); err == nil || !strings.Contains(err.Error(), `"pretty"`) {
+		t.Fatalf("got %v, want an error naming the unknown key", err)
 	}
-	s, err := Factory("out", nil, nil)
+	cfg, err := reg.Decode(Type, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	reg[Type] = TypeFor(&buf)
+	s, err := reg.New(context.Background(), Type, "out", cfg, sinks.Deps{})
 	if err != nil || s.Name() != "out" {
 		t.Fatalf("got %v, %v", s, err)
+	}
+	if err := s.Export(context.Background(), sinktest.NewBOM(sinktest.Workload("w"), 1)); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() == 0 {
+		t.Fatal("TypeFor's writer received nothing")
 	}
 }
