@@ -24,8 +24,17 @@ const (
 	HeaderInputHash = "Bomstream-Input-Hash"
 	HeaderChangeSeq = "Bomstream-Change-Seq"
 	HeaderWorkload  = "Bomstream-Workload"
-	// HeaderTombstone marks a BOMS message that says the workload is gone.
-	HeaderTombstone = "Bomstream-Tombstone"
+	// HeaderTombstone marks a BOMS message that says the workload's AI-BOM is
+	// no longer current; HeaderTombstoneReason says why ("deleted", or
+	// "not-serving" when it still exists but its inputs render no BOM).
+	HeaderTombstone       = "Bomstream-Tombstone"
+	HeaderTombstoneReason = "Bomstream-Tombstone-Reason"
+	// HeaderEventTime is the time of the change event (RFC 3339 with
+	// nanoseconds): when the state was observed, not when it was stored.
+	HeaderEventTime = "Bomstream-Event-Time"
+	// HeaderImages lists the BOM's images whose manifest digest is resolved,
+	// as the JSON of []ImageDigest (absent when none is).
+	HeaderImages = "Bomstream-Images"
 	// HeaderReason carries why a message went to the DLQ.
 	HeaderReason = "Bomstream-Dlq-Reason"
 )
@@ -45,10 +54,13 @@ func ChangeMsgID(w Workload, lastSeq uint64) string {
 	return w.Cluster + ":" + w.UID + ":" + strconv.FormatUint(lastSeq, 10)
 }
 
-// TombstoneMsgID is the Nats-Msg-Id of a tombstone on BOMS: one per deletion
-// event, so that a retried publish is dropped but a later deletion is not.
-func TombstoneMsgID(w Workload, changeSeq uint64) string {
-	return "tombstone:" + w.Cluster + ":" + w.UID + ":" + strconv.FormatUint(changeSeq, 10)
+// BOMMsgID is the Nats-Msg-Id of a BOMS message, BOM or tombstone:
+// "<cluster>:<uid>:<changeSeq>", the version's identity. A retried or
+// re-rendered change is dropped as a duplicate, while a workload that goes
+// A -> B -> A, or is deleted and re-created identically, gets a message per
+// change.
+func BOMMsgID(w Workload, changeSeq uint64) string {
+	return w.Cluster + ":" + w.UID + ":" + strconv.FormatUint(changeSeq, 10)
 }
 
 // WorkloadHeader is the value of the Bomstream-Workload header: the canonical
@@ -68,4 +80,28 @@ func ParseWorkloadHeader(v string) (Workload, error) {
 		return w, fmt.Errorf("parse %s header %q: identity incomplete", HeaderWorkload, v)
 	}
 	return w, nil
+}
+
+// Reasons a BOMS tombstone gives (HeaderTombstoneReason).
+const (
+	TombstoneDeleted    = "deleted"
+	TombstoneNotServing = "not-serving"
+)
+
+// ImagesHeader is the value of the Bomstream-Images header.
+func ImagesHeader(images []ImageDigest) string {
+	b, _ := CanonicalJSON(images) // a slice of string structs always encodes
+	return string(b)
+}
+
+// ParseImagesHeader reads the value written by ImagesHeader; "" is none.
+func ParseImagesHeader(v string) ([]ImageDigest, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []ImageDigest
+	if err := json.Unmarshal([]byte(v), &out); err != nil {
+		return nil, fmt.Errorf("parse %s header: %w", HeaderImages, err)
+	}
+	return out, nil
 }

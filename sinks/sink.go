@@ -32,10 +32,10 @@ type BOM struct {
 // Tombstone reasons.
 const (
 	// ReasonDeleted: the workload was deleted.
-	ReasonDeleted = "deleted"
+	ReasonDeleted = schemas.TombstoneDeleted
 	// ReasonNotServing: the workload still exists but serves no model any
 	// more (its new inputs render no BOM), so its AI-BOM must not stay current.
-	ReasonNotServing = "not-serving"
+	ReasonNotServing = schemas.TombstoneNotServing
 )
 
 // Tombstone says that a workload's last AI-BOM is no longer current.
@@ -101,6 +101,9 @@ type permanentError struct{ err error }
 
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent tells the consume engine (stream.IsPermanent) not to retry.
+func (e *permanentError) Permanent() bool { return true }
 
 // Permanent marks err as not worth retrying: the runner sends the message to
 // the dead-letter stream at once. Permanent(nil) is nil.

@@ -21,7 +21,7 @@ func TestAbortKeepsStoredMessages(t *testing.T) {
 		t.Fatalf("publish: %v (published %v)", err, pub)
 	}
 	b.Abort()
-	if !b.NC.IsClosed() {
+	if !b.nc.IsClosed() {
 		t.Error("connection still open after Abort")
 	}
 	if _, _, err := b.PublishChange(ctx, observed(t, w, "vllm/vllm-openai:v0.9.0")); !errors.Is(err, nats.ErrConnectionClosed) {

@@ -25,7 +25,7 @@ func BenchmarkRawPublishConsume(b *testing.B) {
 	for i := range payload {
 		payload[i] = byte('a' + i%26)
 	}
-	cons, err := bus.JS.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
+	cons, err := bus.js.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
 		Durable: "bench", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 10000,
 	})
 	if err != nil {
@@ -42,7 +42,7 @@ func BenchmarkRawPublishConsume(b *testing.B) {
 		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("bench:%d", i))
 		msgs[i] = m
 	}
-	if err := streamtest.PublishConsume(ctx, bus.JS, cons, msgs); err != nil {
+	if err := streamtest.PublishConsume(ctx, bus.js, cons, msgs); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()

@@ -87,10 +87,11 @@ func (c Config) replicas() int {
 	return c.Replicas
 }
 
-// Bus is an open connection to JetStream with the streams provisioned.
+// Bus is an open connection to JetStream with the streams provisioned. The
+// stages use its methods only; the connection itself stays inside.
 type Bus struct {
-	NC  *nats.Conn
-	JS  jetstream.JetStream
+	nc  *nats.Conn
+	js  jetstream.JetStream
 	cfg Config
 	srv *server.Server // nil when external
 	log *zap.Logger
@@ -130,8 +131,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 		b.shutdown()
 		return nil, fmt.Errorf("connect to nats %s: %w", describe(cfg), err)
 	}
-	b.NC = nc
-	if b.JS, err = jetstream.New(nc); err != nil {
+	b.nc = nc
+	if b.js, err = jetstream.New(nc); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
@@ -272,7 +273,7 @@ func (b *Bus) Provision(ctx context.Context) error {
 		if sc.MaxBytes == 0 {
 			sc.MaxBytes = -1
 		}
-		s, err := b.JS.CreateOrUpdateStream(ctx, sc)
+		s, err := b.js.CreateOrUpdateStream(ctx, sc)
 		if err != nil {
 			return fmt.Errorf("provision stream %s: %w", sc.Name, err)
 		}
@@ -294,25 +295,11 @@ func (b *Bus) stream(ctx context.Context, name string) (jetstream.Stream, error)
 	if ok {
 		return s, nil
 	}
-	s, err := b.JS.Stream(ctx, name)
+	s, err := b.js.Stream(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)
 	}
 	return s, nil
-}
-
-// Ledger returns the KV bucket in which sink records the bomHashes it has
-// exported ("bomstream-ledger-<sink>"), creating it when missing.
-func (b *Bus) Ledger(ctx context.Context, sink string) (jetstream.KeyValue, error) {
-	kv, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   "bomstream-ledger-" + sink,
-		Storage:  jetstream.FileStorage,
-		Replicas: b.cfg.replicas(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ledger for sink %s: %w", sink, err)
-	}
-	return kv, nil
 }
 
 // Embedded reports whether the bus runs its own server.
@@ -329,12 +316,12 @@ func (b *Bus) ClientURL() string {
 // Close drains the connection and, when embedded, shuts the server down
 // after its store is flushed.
 func (b *Bus) Close() {
-	if b.NC != nil {
-		_ = b.NC.Drain()
-		for b.NC.IsDraining() {
+	if b.nc != nil {
+		_ = b.nc.Drain()
+		for b.nc.IsDraining() {
 			time.Sleep(10 * time.Millisecond)
 		}
-		b.NC.Close()
+		b.nc.Close()
 	}
 	b.shutdown()
 }
@@ -348,8 +335,8 @@ func (b *Bus) Abort() {
 	if b.srv != nil {
 		b.srv.Shutdown()
 	}
-	if b.NC != nil {
-		b.NC.Close()
+	if b.nc != nil {
+		b.nc.Close()
 	}
 	if b.srv != nil {
 		b.srv.WaitForShutdown()

@@ -19,7 +19,7 @@ func TestOpenEmbeddedProvisionsIdempotently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.JS.Publish(ctx, schemas.SubjectChangesPrefix+"dev.u1", []byte("x")); err != nil {
+	if _, err := b.js.Publish(ctx, schemas.SubjectChangesPrefix+"dev.u1", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -30,7 +30,7 @@ func TestOpenEmbeddedProvisionsIdempotently(t *testing.T) {
 	}
 	defer b.Close()
 	for _, name := range []string{schemas.StreamChanges, schemas.StreamBOMs, schemas.StreamDLQ} {
-		s, err := b.JS.Stream(ctx, name)
+		s, err := b.js.Stream(ctx, name)
 		if err != nil {
 			t.Fatalf("stream %s: %v", name, err)
 		}
@@ -38,7 +38,7 @@ func TestOpenEmbeddedProvisionsIdempotently(t *testing.T) {
 			t.Fatalf("stream %s not on file storage", name)
 		}
 	}
-	s, _ := b.JS.Stream(ctx, schemas.StreamChanges)
+	s, _ := b.js.Stream(ctx, schemas.StreamChanges)
 	if n := s.CachedInfo().State.Msgs; n != 1 {
 		t.Fatalf("CHANGES holds %d messages after restart, want 1", n)
 	}
@@ -84,11 +84,11 @@ func TestCaughtUp(t *testing.T) {
 		t.Fatalf("a missing consumer counts as caught up: %v %v", done, err)
 	}
 	for i := range 3 {
-		if _, err := b.JS.Publish(ctx, schemas.SubjectChangesPrefix+"dev.u"+string(rune('a'+i)), []byte("x")); err != nil {
+		if _, err := b.js.Publish(ctx, schemas.SubjectChangesPrefix+"dev.u"+string(rune('a'+i)), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cons, err := b.JS.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{Durable: "c", AckPolicy: jetstream.AckExplicitPolicy})
+	cons, err := b.js.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{Durable: "c", AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, typ, inpu
 	if inputHash != "" {
 		msg.Header.Set(schemas.HeaderInputHash, inputHash)
 	}
-	return b.JS.PublishMsg(ctx, msg,
+	return b.js.PublishMsg(ctx, msg,
 		jetstream.WithMsgID(schemas.ChangeMsgID(w, lastSeq)),
 		jetstream.WithExpectLastSequencePerSubject(lastSeq),
 		jetstream.WithExpectStream(schemas.StreamChanges),

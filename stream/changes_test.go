@@ -112,7 +112,7 @@ func TestPublishChangeRetryIsDropped(t *testing.T) {
 	case !retry.Duplicate || retry.Sequence != first.Sequence:
 		t.Fatalf("retry ack %+v, want a duplicate of seq %d", retry, first.Sequence)
 	}
-	s, err := b.JS.Stream(ctx, schemas.StreamChanges)
+	s, err := b.js.Stream(ctx, schemas.StreamChanges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestPublishChangeComparesHeaderlessEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.JS.Publish(ctx, schemas.ChangesSubject(w), data); err != nil {
+	if _, err := b.js.Publish(ctx, schemas.ChangesSubject(w), data); err != nil {
 		t.Fatal(err)
 	}
 	if _, pub, err := b.PublishChange(ctx, ev); err != nil || pub {

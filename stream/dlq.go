@@ -2,9 +2,11 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
@@ -13,12 +15,21 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// Headers a dead letter carries besides schemas.HeaderReason.
+// Headers of a dead letter besides schemas.HeaderReason. A dead letter is
+// the failed message's bytes and headers (JetStream control headers
+// excepted) plus these.
 const (
-	// HeaderDLQSubject is the subject the failed message was read from.
+	// HeaderDLQStage is the stage that gave up on the message.
+	HeaderDLQStage = "Bomstream-Dlq-Stage"
+	// HeaderDLQStream, HeaderDLQSubject and HeaderDLQSeq say where the failed
+	// message is stored: its stream, subject and sequence (decimal).
+	HeaderDLQStream  = "Bomstream-Dlq-Stream"
 	HeaderDLQSubject = "Bomstream-Dlq-Subject"
-	// HeaderDLQSeq is its sequence in its stream, in decimal.
-	HeaderDLQSeq = "Bomstream-Dlq-Seq"
+	HeaderDLQSeq     = "Bomstream-Dlq-Seq"
+	// HeaderDLQDelivered is how often the server had delivered it.
+	HeaderDLQDelivered = "Bomstream-Dlq-Delivered"
+	// HeaderDLQTime is when it was dead-lettered (RFC 3339).
+	HeaderDLQTime = "Bomstream-Dlq-Time"
 	// HeaderDLQMsgID keeps the failed message's Nats-Msg-Id, which cannot be
 	// copied as is (the DLQ stream would deduplicate on it).
 	HeaderDLQMsgID = "Bomstream-Dlq-Msg-Id"
@@ -27,50 +38,127 @@ const (
 // MaxReasonBytes bounds the reason header of a dead letter.
 const MaxReasonBytes = 1024
 
-// DeadLetter parks a message that a stage could not process on
-// schemas.DLQSubject(stage): the original bytes, the original headers, and
-// schemas.HeaderReason = reason. The reason is an error text: it must never
-// carry a secret (bomstream's errors name settings and files, not values); it
-// is flattened to one line and cut to MaxReasonBytes.
-//
-// JetStream control headers ("Nats-*") are not copied, since the server would
-// act on them (Nats-Msg-Id is kept as HeaderDLQMsgID). hdr may already hold
-// HeaderDLQSubject and HeaderDLQSeq; DeadLetterMsg fills them from a consumed
-// message. hdr is not modified. DeadLetter waits for the stream's ack.
-func (b *Bus) DeadLetter(ctx context.Context, stage string, data []byte, hdr nats.Header, reason string) error {
-	if stage == "" || strings.ContainsAny(stage, ".*> \t\r\n") {
-		return fmt.Errorf("dead letter: stage %q is not one subject token", stage)
+// DeadLetterID is the Nats-Msg-Id of a dead letter: one per (stage, stream,
+// sequence), so that a stage that dead-letters the same message twice
+// (a redelivery racing the first dead letter) stores it once.
+func DeadLetterID(stage, streamName string, seq uint64) string {
+	return stage + ":" + streamName + ":" + strconv.FormatUint(seq, 10)
+}
+
+// deadLetter publishes m to bomstream.dlq.<stage> in the one dead-letter
+// format, with reason (already redacted) and waits for the stream's ack.
+func (b *Bus) deadLetter(ctx context.Context, stage, streamName string, m *Msg, reason string) error {
+	if !tokenPattern.MatchString(stage) {
+		return fmt.Errorf("dead letter: stage %q is not a dot-separated subject", stage)
 	}
-	m := nats.NewMsg(schemas.DLQSubject(stage))
-	m.Data = data
-	for k, vs := range hdr {
+	out := nats.NewMsg(schemas.DLQSubject(stage))
+	out.Data = m.Data
+	for k, vs := range m.Header {
 		if strings.HasPrefix(strings.ToLower(k), "nats-") {
 			if strings.EqualFold(k, jetstream.MsgIDHeader) && len(vs) > 0 {
-				m.Header.Set(HeaderDLQMsgID, vs[0])
+				out.Header.Set(HeaderDLQMsgID, vs[0])
 			}
 			continue
 		}
-		m.Header[k] = append([]string(nil), vs...)
+		out.Header[k] = append([]string(nil), vs...)
 	}
-	m.Header.Set(schemas.HeaderReason, Reason(reason))
-	if _, err := b.JS.PublishMsg(ctx, m); err != nil {
-		return fmt.Errorf("dead letter to %s: %w", m.Subject, err)
+	out.Header.Set(schemas.HeaderReason, Reason(reason))
+	out.Header.Set(HeaderDLQStage, stage)
+	out.Header.Set(HeaderDLQStream, streamName)
+	out.Header.Set(HeaderDLQSubject, m.Subject)
+	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
+	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(m.Delivered, 10))
+	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
+	if _, err := b.js.PublishMsg(ctx, out, jetstream.WithMsgID(DeadLetterID(stage, streamName, m.Seq))); err != nil {
+		return fmt.Errorf("dead letter to %s: %w", out.Subject, err)
 	}
 	return nil
 }
 
-// DeadLetterMsg is DeadLetter for a message consumed from a stream: it adds
-// the message's subject and stream sequence to the dead letter.
-func (b *Bus) DeadLetterMsg(ctx context.Context, stage string, msg jetstream.Msg, reason string) error {
-	hdr := nats.Header{}
-	for k, vs := range msg.Headers() {
-		hdr[k] = vs
+// DeadLetter is a message a stage gave up on, as stored on DLQ.
+type DeadLetter struct {
+	// ID is its sequence on the DLQ stream.
+	ID uint64
+	// Stage, Stream, Subject and Seq say who gave up on which message.
+	Stage, Stream, Subject string
+	Seq                    uint64
+	Delivered              uint64
+	Reason                 string
+	Time                   time.Time
+	// Header and Data are the failed message's, as it was consumed (JetStream
+	// control headers excepted).
+	Header nats.Header
+	Data   []byte
+}
+
+// parseDeadLetter reads a stored DLQ message.
+func parseDeadLetter(m *jetstream.RawStreamMsg) DeadLetter {
+	h := m.Header
+	d := DeadLetter{ID: m.Sequence, Stage: h.Get(HeaderDLQStage), Stream: h.Get(HeaderDLQStream), Subject: h.Get(HeaderDLQSubject),
+		Reason: h.Get(schemas.HeaderReason), Data: m.Data, Header: nats.Header{}}
+	if d.Stage == "" {
+		d.Stage = strings.TrimPrefix(m.Subject, schemas.SubjectDLQPrefix)
 	}
-	hdr.Set(HeaderDLQSubject, msg.Subject())
-	if md, err := msg.Metadata(); err == nil {
-		hdr.Set(HeaderDLQSeq, strconv.FormatUint(md.Sequence.Stream, 10))
+	d.Seq, _ = strconv.ParseUint(h.Get(HeaderDLQSeq), 10, 64)
+	d.Delivered, _ = strconv.ParseUint(h.Get(HeaderDLQDelivered), 10, 64)
+	if t, err := time.Parse(time.RFC3339Nano, h.Get(HeaderDLQTime)); err == nil {
+		d.Time = t
+	} else {
+		d.Time = m.Time
 	}
-	return b.DeadLetter(ctx, stage, msg.Data(), hdr, reason)
+	for k, vs := range h {
+		if strings.HasPrefix(k, "Bomstream-Dlq-") {
+			continue
+		}
+		d.Header[k] = vs
+	}
+	if id := h.Get(HeaderDLQMsgID); id != "" {
+		d.Header.Set(jetstream.MsgIDHeader, id)
+	}
+	return d
+}
+
+// DeadLetters calls fn for every dead letter of stage ("" means every
+// stage; "sink.*" every sink) in the order they were stored.
+func (b *Bus) DeadLetters(ctx context.Context, stage string, fn func(DeadLetter) error) error {
+	filter := schemas.SubjectDLQPrefix + ">"
+	if stage != "" {
+		filter = schemas.DLQSubject(stage)
+	}
+	return b.Messages(ctx, schemas.StreamDLQ, filter, 0, func(m *jetstream.RawStreamMsg) error {
+		return fn(parseDeadLetter(m))
+	})
+}
+
+// ErrNoDeadLetter is returned for a DLQ id that holds nothing.
+var ErrNoDeadLetter = errors.New("no such dead letter")
+
+// GetDeadLetter reads one dead letter by its id (its DLQ sequence).
+func (b *Bus) GetDeadLetter(ctx context.Context, id uint64) (DeadLetter, error) {
+	s, err := b.stream(ctx, schemas.StreamDLQ)
+	if err != nil {
+		return DeadLetter{}, err
+	}
+	m, err := s.GetMsg(ctx, id)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return DeadLetter{}, fmt.Errorf("dead letter %d: %w", id, ErrNoDeadLetter)
+	}
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("dead letter %d: %w", id, err)
+	}
+	return parseDeadLetter(m), nil
+}
+
+// RemoveDeadLetter deletes a dead letter once it was dealt with.
+func (b *Bus) RemoveDeadLetter(ctx context.Context, id uint64) error {
+	s, err := b.stream(ctx, schemas.StreamDLQ)
+	if err != nil {
+		return err
+	}
+	if err := s.DeleteMsg(ctx, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("remove dead letter %d: %w", id, err)
+	}
+	return nil
 }
 
 // Reason makes an error text fit a header value: one line (CR, LF and other
@@ -93,3 +181,7 @@ func Reason(s string) string {
 	}
 	return s[:cut] + ellipsis
 }
+
+// redact scrubs an error text of anything that looks like a credential
+// before it reaches a log line or the dead-letter stream.
+func (b *Bus) redact(s string) string { return Reason(s) }

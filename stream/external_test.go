@@ -37,7 +37,7 @@ func TestOpenExternalServer(t *testing.T) {
 	if err != nil || !published {
 		t.Fatalf("publish: published %v err %v", published, err)
 	}
-	cons, err := b.JS.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
+	cons, err := b.js.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
 		Durable: "ext-test", AckPolicy: jetstream.AckExplicitPolicy,
 	})
 	if err != nil {

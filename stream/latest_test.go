@@ -34,7 +34,7 @@ func TestLatestChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := testWorkload("z")
-	if _, err := b.JS.Publish(ctx, schemas.ChangesSubject(bad), []byte("{not json")); err != nil {
+	if _, err := b.js.Publish(ctx, schemas.ChangesSubject(bad), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}

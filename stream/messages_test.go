@@ -20,7 +20,7 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 		if i%2 == 1 {
 			w = w2
 		}
-		if _, err := b.JS.Publish(ctx, schemas.ChangesSubject(w), fmt.Appendf(nil, "m%d", i+1)); err != nil {
+		if _, err := b.js.Publish(ctx, schemas.ChangesSubject(w), fmt.Appendf(nil, "m%d", i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +61,7 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 	n := 0
 	err := b.Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(w1), 0, func(m *jetstream.RawStreamMsg) error {
 		n++
-		_, err := b.JS.Publish(ctx, schemas.ChangesSubject(w1), []byte("later"))
+		_, err := b.js.Publish(ctx, schemas.ChangesSubject(w1), []byte("later"))
 		return err
 	})
 	if err != nil || n != 3 {

@@ -22,7 +22,7 @@ func TestProvisionUpdatesLimitsOfExistingStreams(t *testing.T) {
 	}
 	defer b.Close()
 	for _, name := range []string{schemas.StreamChanges, schemas.StreamBOMs, schemas.StreamDLQ} {
-		s, err := b.JS.Stream(ctx, name)
+		s, err := b.js.Stream(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -165,7 +165,8 @@ func benchRawRate(b *testing.B, events []schemas.WorkloadChange) float64 {
 	defer bus.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cons, err := bus.JS.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
+	_, js := bus.Raw()
+	cons, err := js.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
 		Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 10000,
 	})
 	if err != nil {
@@ -174,7 +175,7 @@ func benchRawRate(b *testing.B, events []schemas.WorkloadChange) float64 {
 
 	b.StartTimer()
 	start := time.Now()
-	if err := streamtest.PublishConsume(ctx, bus.JS, cons, msgs); err != nil {
+	if err := streamtest.PublishConsume(ctx, js, cons, msgs); err != nil {
 		b.Fatal(err)
 	}
 	elapsed := time.Since(start)
@@ -279,7 +280,11 @@ func BenchmarkReplay(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 				b.StartTimer()
 				start := time.Now()
-				st, err := runner.Replay(ctx, bus, s, runner.Config{}, log, nil)
+				r, err := runner.New(bus, s, runner.Config{}, false, log, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := r.Replay(ctx, runner.ReplayOptions{}, nil)
 				elapsed := time.Since(start)
 				b.StopTimer()
 				cancel()
@@ -332,7 +337,8 @@ func benchFillBOMs(b *testing.B, bus *stream.Bus, events []schemas.WorkloadChang
 		m.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
 		m.Header.Set(schemas.HeaderChangeSeq, strconv.Itoa(i+1))
 		m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
-		f, err := bus.JS.PublishMsgAsync(m, jetstream.WithMsgID(hash), jetstream.WithExpectStream(schemas.StreamBOMs))
+		_, js := bus.Raw()
+		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(schemas.BOMMsgID(w, uint64(i+1))), jetstream.WithExpectStream(schemas.StreamBOMs))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -112,6 +112,7 @@ func runCmd(e *env) *cobra.Command {
 		interval  time.Duration
 		sinkDir   string
 		toStdout  bool
+		dryRun    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -150,7 +151,7 @@ syncs them, waits until every BOM is exported, prints a summary and exits.`,
 			if cfg.Manifests.Dir == "" {
 				return fmt.Errorf("no source: give --manifests DIR (the cluster collector is not part of this build yet)")
 			}
-			st := stages{source: true, transformer: true, sinks: []string{"*"}}
+			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
 				if cfg.Manifests.Once {
 					return runOnce(ctx, p, cmd.OutOrStdout())
@@ -166,6 +167,7 @@ syncs them, waits until every BOM is exported, prints a summary and exits.`,
 	f.DurationVar(&interval, "interval", 2*time.Second, "how often to look for edited manifests")
 	f.StringVar(&sinkDir, "sink-dir", "boms", "directory of the default file sink (when no sink is configured)")
 	f.BoolVar(&toStdout, "stdout", false, "also print every BOM as a JSON line (when no sink is configured)")
+	bindDryRun(f, &dryRun)
 	return cmd
 }
 

@@ -179,8 +179,8 @@ func (c Config) Validate(reg sinks.Registry) error {
 		} else if _, err := reg.Decode(s.Type, s.Config); err != nil {
 			errs = append(errs, prefixLines(field+".config: ", err))
 		}
-		if err := s.Runner.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%s.%w", field, err))
+		if err := s.Runner.Validate(field + ".runner"); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,16 +130,23 @@ func (f flow) run(t *testing.T) {
 	}
 	r = once()
 	added, changed, removed = diff(before, listing(t, sinkDir))
-	var wantAdded []string
+	var wantChanged, wantRemoved []string
 	for _, e := range gone {
 		if e.BomHash == "" {
 			t.Fatalf("pick a file whose workloads all serve: %s has %s", f.remove, wkey(e.Workload))
 		}
-		wantAdded = append(wantAdded, filepath.Join(workloadDir(e.Workload), "deleted.json"))
+		wantChanged = append(wantChanged, filepath.Join(workloadDir(e.Workload), "latest.json"))
+		wantRemoved = append(wantRemoved, filepath.Join(workloadDir(e.Workload), "latest.cdx.json"))
 	}
-	if fmtList(added) != fmtList(sortStrings(wantAdded)) || len(changed) != 0 || len(removed) != 0 {
-		t.Errorf("after deleting %s: added %s (want %s), changed %s, removed %s",
-			f.remove, fmtList(added), fmtList(sortStrings(wantAdded)), fmtList(changed), fmtList(removed))
+	// The latest link goes, the state file says why; the BOMs stay as history.
+	if len(added) != 0 || fmtList(changed) != fmtList(sortStrings(wantChanged)) || fmtList(removed) != fmtList(sortStrings(wantRemoved)) {
+		t.Errorf("after deleting %s: added %s, changed %s (want %s), removed %s (want %s)",
+			f.remove, fmtList(added), fmtList(changed), fmtList(sortStrings(wantChanged)), fmtList(removed), fmtList(sortStrings(wantRemoved)))
+	}
+	for _, e := range gone {
+		if st := sinkState(t, filepath.Join(sinkDir, workloadDir(e.Workload))); st.Tombstone != "deleted" || st.BomHash != e.BomHash {
+			t.Errorf("%s: state after deletion %+v", wkey(e.Workload), st)
+		}
 	}
 	mustContain(t, "summary after the deletion", r.stdout,
 		fmt.Sprintf("0 new events, %d tombstones", len(gone)), fmt.Sprintf("sink file: 0 exported, %d tombstones", len(gone)))
@@ -158,8 +166,11 @@ func (f flow) run(t *testing.T) {
 			t.Fatal(err)
 		}
 		once()
-		if _, err := os.Stat(filepath.Join(sinkDir, wdir, "deleted.json")); err != nil {
-			t.Errorf("no tombstone for %s: %v", f.historyKey, err)
+		if st := sinkState(t, filepath.Join(sinkDir, wdir)); st.Tombstone != "deleted" {
+			t.Errorf("no tombstone for %s: state %+v", f.historyKey, st)
+		}
+		if _, err := os.Stat(filepath.Join(sinkDir, wdir, "latest.cdx.json")); !os.IsNotExist(err) {
+			t.Errorf("%s is deleted but keeps latest.cdx.json (%v)", f.historyKey, err)
 		}
 		checkDeleted(t, c, f)
 	}
@@ -337,4 +348,25 @@ func checkDeleted(t *testing.T, c *cli, f flow) {
 	}
 	r = c.mustRun(append([]string{"history", f.historyKey}, f.extra...)...)
 	mustContain(t, "history after deletion", r.stdout, "deleted")
+}
+
+// sinkStateFile is the file sink's latest.json.
+type sinkStateFile struct {
+	BomHash   string `json:"bomHash"`
+	ChangeSeq uint64 `json:"changeSeq"`
+	Tombstone string `json:"tombstone"`
+}
+
+func sinkState(t *testing.T, dir string) sinkStateFile {
+	t.Helper()
+	var st sinkStateFile
+	b, err := os.ReadFile(filepath.Join(dir, "latest.json"))
+	if err != nil {
+		t.Errorf("state of %s: %v", dir, err)
+		return st
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Errorf("state of %s: %v", dir, err)
+	}
+	return st
 }

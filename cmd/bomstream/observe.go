@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/bomstream/bomstream/stream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -70,16 +73,65 @@ func (c HTTPConfig) Validate() error {
 	return nil
 }
 
-// observer owns the metrics registry and the readiness flag of one process.
+// observer owns the metrics registry of one process and the health of its
+// stages.
 type observer struct {
-	reg   *prometheus.Registry
-	ready atomic.Bool
+	reg *prometheus.Registry
+
+	mu     sync.Mutex
+	stages []*stageState
+}
+
+// stageState is one stage as /readyz sees it: its own health report and
+// whether its supervisor is restarting it.
+type stageState struct {
+	name    string
+	health  func() stream.Health
+	crashed atomic.Pointer[string] // set while the supervisor waits to restart it
+}
+
+func (s *stageState) report() stream.Health {
+	if c := s.crashed.Load(); c != nil {
+		return stream.Health{State: stream.StateDown, Reason: "restarting after: " + *c}
+	}
+	return s.health()
 }
 
 func newObserver() *observer {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return &observer{reg: reg}
+}
+
+// stage registers a stage for /readyz.
+func (o *observer) stage(name string, health func() stream.Health) *stageState {
+	st := &stageState{name: name, health: health}
+	o.mu.Lock()
+	o.stages = append(o.stages, st)
+	o.mu.Unlock()
+	return st
+}
+
+// readiness reports every stage, one per line, and whether all are up.
+func (o *observer) readiness() (string, bool) {
+	o.mu.Lock()
+	stages := append([]*stageState(nil), o.stages...)
+	o.mu.Unlock()
+	if len(stages) == 0 {
+		return "no stage running\n", false
+	}
+	var b strings.Builder
+	ok := true
+	for _, st := range stages {
+		h := st.report()
+		if h.State != stream.StateUp {
+			ok = false
+			fmt.Fprintf(&b, "%s: %s: %s\n", st.name, h.State, h.Reason)
+		} else {
+			fmt.Fprintf(&b, "%s: up\n", st.name)
+		}
+	}
+	return b.String(), ok
 }
 
 // serve runs the HTTP endpoint until ctx is done. It returns the bound address
@@ -99,11 +151,12 @@ func (o *observer) serve(ctx context.Context, c HTTPConfig, log *zap.Logger, add
 	mux.Handle("/metrics", promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !o.ready.Load() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
+		body, ok := o.readiness()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		_, _ = w.Write([]byte("ready\n"))
+		_, _ = w.Write([]byte(body))
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type stages struct {
 	source      bool     // the manifest source (needs cfg.Manifests.Dir)
 	transformer bool     // the CHANGES -> BOMS loop
 	sinks       []string // names of the sinks to run; nil = none, ["*"] = all
+	dryRun      bool     // sinks log what they would write and write nothing
 }
 
 // pipeline is one process's share of bomstream, wired from a validated Config.
@@ -42,13 +44,6 @@ type sinkStage struct {
 	cfg    SinkConfig
 	sink   sinks.Sink
 	runner *runner.Runner
-}
-
-func (s *sinkStage) durable() string {
-	if s.cfg.Runner.Durable != "" {
-		return s.cfg.Runner.Durable
-	}
-	return "sink-" + s.cfg.Name
 }
 
 // newPipeline validates cfg, opens the bus and builds the stages asked for.
@@ -86,6 +81,10 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if p.bus, err = stream.Open(ctx, cfg.Stream, log.Named("stream")); err != nil {
 		return nil, err
 	}
+	// An embedded server that no other process can reach: whoever held the
+	// consumers before was this process's dead predecessor.
+	claim := p.bus.Embedded() && cfg.Stream.Listen == ""
+	cfg.Transformer.Service.Claim = claim
 	if st.transformer {
 		if p.svc, err = service.New(p.bus, p.renderer, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
 			p.close()
@@ -103,9 +102,14 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 			p.close()
 			return nil, err
 		}
+		if st.dryRun {
+			s = sinks.DryRun(s, log.Named("sink"))
+		}
 		stage := &sinkStage{cfg: sc, sink: s}
 		p.sinks = append(p.sinks, stage)
-		if stage.runner, err = runner.New(p.bus, s, sc.Runner, log.Named("sink"), obs.reg); err != nil {
+		rc := sc.Runner
+		rc.Claim = claim
+		if stage.runner, err = runner.New(p.bus, s, rc, reg[sc.Type].LatestOnly, log.Named("sink"), obs.reg); err != nil {
 			p.close()
 			return nil, err
 		}
@@ -144,52 +148,73 @@ func sinkNames(all []SinkConfig) string {
 	return s
 }
 
-// run runs the transformer and sink stages until ctx is done, then lets them
-// drain their in-flight work. The first stage error cancels the others.
+// run runs the transformer and sink stages until ctx is done, each under
+// its own supervisor: a stage that fails is restarted with backoff while the
+// others go on, and /readyz reports each one.
 func (p *pipeline) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, 1+len(p.sinks))
-	start := func(name string, f func(context.Context) error) {
+	start := func(name string, run func(context.Context) error, health func() stream.Health) {
+		st := p.obs.stage(name, health)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := f(ctx); err != nil {
-				errs <- fmt.Errorf("%s: %w", name, err)
-				cancel()
-			}
+			supervise(ctx, name, run, st, p.log)
 		}()
 	}
 	if p.svc != nil {
-		start("transformer", p.svc.Run)
+		start("transformer", p.svc.Run, p.svc.Health)
 	}
 	for _, s := range p.sinks {
-		start("sink "+s.cfg.Name, s.runner.Run)
+		start("sink "+s.cfg.Name, s.runner.Run, s.runner.Health)
 	}
-	p.obs.ready.Store(true)
 	wg.Wait()
-	p.obs.ready.Store(false)
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
+	return nil
+}
+
+// supervise runs a stage until ctx is done, restarting it with backoff
+// whenever it returns early or panics; meanwhile st reports it down.
+func supervise(ctx context.Context, name string, run func(context.Context) error, st *stageState, log *zap.Logger) {
+	log = log.With(zap.String("stage", name))
+	for n := 1; ; n++ {
+		err := runGuarded(ctx, run)
+		if ctx.Err() != nil {
+			st.crashed.Store(nil)
+			return
+		}
+		if err == nil {
+			err = errors.New("stopped by itself")
+		}
+		msg := err.Error()
+		st.crashed.Store(&msg)
+		d := min(time.Duration(1<<min(n-1, 5))*time.Second, 30*time.Second)
+		log.Error("stage failed; restarting", zap.Duration("in", d), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		st.crashed.Store(nil)
 	}
-	return errors.Join(all...)
+}
+
+// runGuarded runs a stage, turning a panic into an error.
+func runGuarded(ctx context.Context, run func(context.Context) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return run(ctx)
 }
 
 // consumers are the durable consumers this pipeline's stages read from.
 func (p *pipeline) consumers() [][2]string {
 	var out [][2]string
 	if p.svc != nil {
-		d := p.cfg.Transformer.Service.Durable
-		if d == "" {
-			d = service.DefaultDurable
-		}
-		out = append(out, [2]string{schemas.StreamChanges, d})
+		out = append(out, [2]string{schemas.StreamChanges, p.svc.Durable()})
 	}
 	for _, s := range p.sinks {
-		out = append(out, [2]string{schemas.StreamBOMs, s.durable()})
+		out = append(out, [2]string{schemas.StreamBOMs, s.runner.Durable()})
 	}
 	return out
 }

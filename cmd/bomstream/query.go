@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,14 +18,18 @@ import (
 	"github.com/bomstream/bomstream/transformer"
 )
 
-// version is one message of a workload's history on BOMS.
+// bomVersion is one message of a workload's history on BOMS.
 type bomVersion struct {
+	// Time is when the change was observed (the event's time), or when it
+	// was stored for messages older than the event-time header.
 	Time      time.Time
 	StreamSeq uint64
 	ChangeSeq uint64
 	InputHash string
 	BomHash   string
-	Tombstone bool
+	// Tombstone is "" for a BOM, else why the workload has none: "deleted"
+	// or "not-serving".
+	Tombstone string
 	Body      []byte
 }
 
@@ -63,10 +66,15 @@ func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVer
 	var out []bomVersion
 	err := bus.Messages(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
 		v := bomVersion{Time: m.Time, StreamSeq: m.Sequence, Body: m.Data}
+		if t, err := time.Parse(time.RFC3339Nano, m.Header.Get(schemas.HeaderEventTime)); err == nil {
+			v.Time = t
+		}
 		v.ChangeSeq, _ = strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
 		v.InputHash = m.Header.Get(schemas.HeaderInputHash)
 		v.BomHash = m.Header.Get(schemas.HeaderBomHash)
-		v.Tombstone = m.Header.Get(schemas.HeaderTombstone) == "true"
+		if m.Header.Get(schemas.HeaderTombstone) == "true" {
+			v.Tombstone = orDefault(m.Header.Get(schemas.HeaderTombstoneReason), schemas.TombstoneDeleted)
+		}
 		out = append(out, v)
 		return nil
 	})
@@ -116,8 +124,8 @@ func printHistory(out io.Writer, w schemas.Workload, vs []bomVersion) {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tCHANGE\tINPUT HASH\tBOM HASH\tRUNTIME\tMODELS")
 	for _, v := range vs {
-		if v.Tombstone {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\tdeleted\t-\n", v.Time.UTC().Format(time.RFC3339), v.ChangeSeq)
+		if v.Tombstone != "" {
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t%s\t-\n", stamp(v.Time), v.ChangeSeq, tombstoneText(v.Tombstone))
 			continue
 		}
 		s, err := transformer.SummaryOf(v.Body)
@@ -125,10 +133,23 @@ func printHistory(out io.Writer, w schemas.Workload, vs []bomVersion) {
 		if err != nil {
 			rt, models = "unreadable: "+err.Error(), "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", v.Time.UTC().Format(time.RFC3339), v.ChangeSeq,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", stamp(v.Time), v.ChangeSeq,
 			short(v.InputHash), short(v.BomHash), rt, models)
 	}
 	_ = tw.Flush()
+}
+
+// stamp prints a time exactly enough that `get --at` given the printed
+// text finds that version: RFC 3339 with as many fractional digits as the
+// time has.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// tombstoneText is how history and get name a tombstone's reason.
+func tombstoneText(reason string) string {
+	if reason == schemas.TombstoneNotServing {
+		return "not serving"
+	}
+	return reason
 }
 
 // short is the first 12 hex digits of a sha256:<hex> hash.
@@ -157,7 +178,7 @@ func getCmd(e *env) *cobra.Command {
 		Short: "Print the BOM a workload had at a point in time (default: now)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			when := time.Now()
+			var when time.Time // zero: the current version
 			if at != "" {
 				var err error
 				if when, err = parseTime(at); err != nil {
@@ -179,22 +200,42 @@ func getCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// versionAt is the last version published at or before t.
+// versionAt is the version in effect at t: the last one observed at or
+// before t. Versions are in change order; one whose observation time is
+// earlier than its predecessor's (clocks, file times) takes effect with it.
+// A zero t means the current version.
 func versionAt(vs []bomVersion, t time.Time) (bomVersion, error) {
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].Time.After(t) })
+	i := len(vs)
+	if !t.IsZero() {
+		var effective time.Time
+		i = 0
+		for _, v := range vs {
+			if v.Time.After(effective) {
+				effective = v.Time
+			}
+			if effective.After(t) {
+				break
+			}
+			i++
+		}
+	}
 	if i == 0 {
-		return bomVersion{}, fmt.Errorf("no BOM at %s (the first is from %s)", t.UTC().Format(time.RFC3339), firstTime(vs))
+		return bomVersion{}, fmt.Errorf("no BOM at %s (the first is from %s)", stamp(t), firstTime(vs))
 	}
 	v := vs[i-1]
-	if v.Tombstone {
-		return bomVersion{}, errors.New("deleted at " + v.Time.UTC().Format(time.RFC3339))
+	switch v.Tombstone {
+	case "":
+		return v, nil
+	case schemas.TombstoneNotServing:
+		return bomVersion{}, errors.New("not serving since " + stamp(v.Time))
+	default:
+		return bomVersion{}, errors.New(tombstoneText(v.Tombstone) + " at " + stamp(v.Time))
 	}
-	return v, nil
 }
 
 func firstTime(vs []bomVersion) string {
 	if len(vs) == 0 {
 		return "never"
 	}
-	return vs[0].Time.UTC().Format(time.RFC3339)
+	return stamp(vs[0].Time)
 }

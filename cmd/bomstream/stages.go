@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bomstream/bomstream/sinks/runner"
 )
@@ -35,8 +36,9 @@ func transformerCmd(e *env) *cobra.Command {
 // sinkCmd runs sink stages: the named ones, or every configured sink.
 func sinkCmd(e *env) *cobra.Command {
 	var (
-		c     common
-		names []string
+		c      common
+		names  []string
+		dryRun bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sink [--name NAME]...",
@@ -51,13 +53,14 @@ func sinkCmd(e *env) *cobra.Command {
 			if len(sel) == 0 {
 				sel = []string{"*"}
 			}
-			return process(cmd, e, cfg, stages{sinks: sel}, func(ctx context.Context, p *pipeline) error {
+			return process(cmd, e, cfg, stages{sinks: sel, dryRun: dryRun}, func(ctx context.Context, p *pipeline) error {
 				return p.run(ctx)
 			})
 		},
 	}
 	c.bind(cmd.Flags())
 	cmd.Flags().StringSliceVar(&names, "name", nil, "sink to run (repeatable); default all configured sinks")
+	bindDryRun(cmd.Flags(), &dryRun)
 	return cmd
 }
 
@@ -65,10 +68,12 @@ func sinkCmd(e *env) *cobra.Command {
 // it idempotent: what was exported before is not written again.
 func replayCmd(e *env) *cobra.Command {
 	var (
-		c       common
-		name    string
-		since   string
-		fromSeq uint64
+		c            common
+		name         string
+		since        string
+		fromSeq      uint64
+		ignoreLedger bool
+		dryRun       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replay --sink NAME [--since TIME | --from-seq N]",
@@ -89,12 +94,11 @@ func replayCmd(e *env) *cobra.Command {
 				return fmt.Errorf("--since and --from-seq: give at most one")
 			}
 			out := cmd.OutOrStdout()
-			return process(cmd, e, cfg, stages{sinks: []string{name}}, func(ctx context.Context, p *pipeline) error {
+			return process(cmd, e, cfg, stages{sinks: []string{name}, dryRun: dryRun}, func(ctx context.Context, p *pipeline) error {
 				s := p.sinks[0]
-				rc := s.cfg.Runner
-				rc.StartSeq, rc.StartTime = fromSeq, start
+				opts := runner.ReplayOptions{StartSeq: fromSeq, StartTime: start, IgnoreLedger: ignoreLedger}
 				last := time.Time{}
-				st, err := runner.Replay(ctx, p.bus, s.sink, rc, p.log.Named("replay"), func(done, total uint64, rate float64) {
+				st, err := s.runner.Replay(ctx, opts, func(done, total uint64, rate float64) {
 					if time.Since(last) < time.Second && done != total {
 						return
 					}
@@ -112,6 +116,8 @@ func replayCmd(e *env) *cobra.Command {
 	f.StringVar(&name, "sink", "", "name of the configured sink to replay into (required)")
 	f.StringVar(&since, "since", "", "replay BOMs published at or after TIME (RFC 3339, or a duration ago such as 24h)")
 	f.Uint64Var(&fromSeq, "from-seq", 0, "replay from this BOMS stream sequence")
+	f.BoolVar(&ignoreLedger, "ignore-ledger", false, "export every version again whatever the sink's ledger says, to rebuild a store that was wiped")
+	bindDryRun(f, &dryRun)
 	_ = cmd.MarkFlagRequired("sink")
 	return cmd
 }
@@ -127,4 +133,10 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is neither RFC 3339, a date, nor a duration", s)
+}
+
+// bindDryRun adds --dry-run: the sinks log what they would write and write
+// nothing, under their own consumers and ledgers ("<name>-dryrun").
+func bindDryRun(f *pflag.FlagSet, dryRun *bool) {
+	f.BoolVar(dryRun, "dry-run", false, "sinks log what they would write and write nothing (own consumer and ledger: <name>-dryrun)")
 }

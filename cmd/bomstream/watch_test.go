@@ -99,7 +99,10 @@ func TestWatchMode(t *testing.T) {
 	if err := os.Remove(filepath.Join(tree, "chat.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the deleted workload's tombstone", exists(filepath.Join(workloadDir(v1.Workload), "deleted.json")))
+	eventually(t, "the deleted workload's tombstone", func() bool {
+		b, err := os.ReadFile(filepath.Join(sinkDir, workloadDir(v1.Workload), "latest.json"))
+		return err == nil && strings.Contains(string(b), `"tombstone":"deleted"`)
+	})
 	if code, _ := httpGet(t, base+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz while running: %d", code)
 	}

@@ -28,11 +28,17 @@ const Type = "file"
 
 // File names inside a workload directory.
 const (
-	LatestFile  = "latest.cdx.json"
-	PointerFile = "latest.json"
-	DeletedFile = "deleted.json"
+	// LatestFile is a symbolic link to the workload's current BOM; there is
+	// none while the workload is deleted or not serving.
+	LatestFile = "latest.cdx.json"
+	// StateFile records the last version applied: its BOM hash, change
+	// sequence, and the tombstone reason when it is not current.
+	StateFile = "latest.json"
 	// Suffix ends every BOM file: <bomhash-hex>.cdx.json.
 	Suffix = ".cdx.json"
+	// tmpPrefix starts the temporary files a crash may leave; they are
+	// removed when the sink first looks at their directory.
+	tmpPrefix = ".tmp-"
 )
 
 // DefaultDir is where BOMs go when Config.Dir is empty.
@@ -45,16 +51,15 @@ type Config struct {
 	Name string `yaml:"-"`
 	// Dir is the root of the tree; default "boms".
 	Dir string `yaml:"dir"`
-	// Fsync makes every write durable before Export returns: each file is
-	// fsynced before it is linked or renamed into place, and then its
-	// directory. Unset means true. False skips the fsyncs (four waits on
-	// the disk per BOM): while the machine stays up, files still appear
-	// atomically; a machine crash (not a process crash) may lose the last
-	// exports or leave them empty or truncated, although the runner has
-	// already recorded them as exported in its ledger. A truncated immutable
-	// file is rewritten by the next Export of the same BOM; a lost one comes
-	// back only with a replay into a sink under a new name. Use false where
-	// the tree can be rebuilt that way.
+	// Fsync makes every write durable before Export returns. Unset means
+	// true. Exports in flight at the same moment share one flush of the
+	// file system (group commit), so durability costs one wait per batch,
+	// not four per BOM. False skips it: while the machine stays up, files
+	// still appear atomically; a machine crash (not a process crash) may
+	// lose the last exports although the runner recorded them as exported.
+	// A torn BOM file is noticed (its name is its hash) and rewritten by the
+	// next Export of the same BOM; a lost one comes back with
+	// `bomstream replay --ignore-ledger`.
 	Fsync *bool `yaml:"fsync"`
 }
 
@@ -75,12 +80,37 @@ func (c Config) Validate() error {
 }
 
 // Sink writes BOMs into a directory tree. It implements sinks.Sink.
+//
+// It assumes it is the only writer of its tree (the process that owns the
+// data directory): it keeps what it knows of each workload directory in
+// memory.
 type Sink struct {
-	name  string
-	dir   string
-	log   *zap.Logger
-	fsync bool
-	locks [64]sync.Mutex // striped by workload directory
+	name   string
+	dir    string
+	log    *zap.Logger
+	fsync  bool
+	commit *committer
+	locks  [64]sync.Mutex // striped by workload directory
+
+	mu     sync.Mutex
+	states map[string]*dirState // by workload directory, once looked at
+}
+
+// dirState is what the sink knows of one workload directory; its stripe
+// lock guards it.
+type dirState struct {
+	exists bool
+	state  state
+}
+
+// SinkType is the registry entry of the file sink.
+var SinkType = sinks.Type{
+	NewConfig: func() sinks.Config { return &Config{} },
+	New: func(_ context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+		c := *cfg.(*Config)
+		c.Name = deps.Name
+		return New(c, deps.Log)
+	},
 }
 
 // New validates cfg and returns a sink. It touches no file: directories are
@@ -98,17 +128,10 @@ func New(cfg Config, log *zap.Logger) (*Sink, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Sink{name: cfg.Name, dir: filepath.Clean(cfg.Dir), fsync: cfg.durable(), log: log.With(zap.String("sink", cfg.Name))}, nil
-}
-
-// SinkType is the registry entry of the file sink.
-var SinkType = sinks.Type{
-	NewConfig: func() sinks.Config { return &Config{} },
-	New: func(_ context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
-		c := *cfg.(*Config)
-		c.Name = deps.Name
-		return New(c, deps.Log)
-	},
+	s := &Sink{name: cfg.Name, dir: filepath.Clean(cfg.Dir), fsync: cfg.durable(), log: log.With(zap.String("sink", cfg.Name)),
+		states: map[string]*dirState{}}
+	s.commit = &committer{flush: s.flush}
+	return s, nil
 }
 
 // Name implements sinks.Sink.
@@ -148,29 +171,19 @@ func checkSegment(seg string) error {
 
 var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
-// pointer is the content of latest.json.
-type pointer struct {
-	BomHash   string    `json:"bomHash"`
+// state is the content of latest.json.
+type state struct {
+	// BomHash is the last BOM exported (kept when a tombstone followed).
+	BomHash string `json:"bomHash,omitempty"`
+	// ChangeSeq, StreamSeq and Time are those of the last version applied,
+	// a BOM or a tombstone.
 	ChangeSeq uint64    `json:"changeSeq"`
 	StreamSeq uint64    `json:"streamSeq"`
 	Time      time.Time `json:"time"`
 	UID       string    `json:"uid"`
-}
-
-// marker is the content of deleted.json.
-type marker struct {
-	ChangeSeq uint64    `json:"changeSeq"`
-	StreamSeq uint64    `json:"streamSeq"`
-	Time      time.Time `json:"time"`
-	UID       string    `json:"uid"`
-}
-
-// newer orders versions of one name by change sequence, then stream sequence.
-func newer(changeSeq, streamSeq, thanChange, thanStream uint64) bool {
-	if changeSeq != thanChange {
-		return changeSeq > thanChange
-	}
-	return streamSeq > thanStream
+	// Tombstone is the reason ("deleted", "not-serving") when the last
+	// version applied was a tombstone: the workload has no current BOM.
+	Tombstone string `json:"tombstone,omitempty"`
 }
 
 // Export implements sinks.Sink.
@@ -182,7 +195,7 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	if !bomHashPattern.MatchString(b.BomHash) {
 		return sinks.Permanent(fmt.Errorf("export %s: bom hash %q is not sha256:<hex>", b.Workload, b.BomHash))
 	}
-	if sum := sha256.Sum256(b.Body); "sha256:"+hex.EncodeToString(sum[:]) != b.BomHash {
+	if !matches(b.Body, b.BomHash) {
 		return sinks.Permanent(fmt.Errorf("export %s: body does not match bom hash %s", b.Workload, b.BomHash))
 	}
 	if !json.Valid(b.Body) {
@@ -191,51 +204,55 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
 	}
-	mu := s.lock(dir)
-	mu.Lock()
-	defer mu.Unlock()
-
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.export(dir, b); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
 	}
-	file := strings.TrimPrefix(b.BomHash, "sha256:") + Suffix
-	if err := s.createOnly(ctx, dir, file, b.Body); err != nil {
+	if err := s.durable(ctx); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
 	}
-	// From here on the BOM is stored; what follows is bookkeeping that a
-	// retried Export repeats, so it runs to the end regardless of ctx.
-	var ptr pointer
-	if err := s.readJSON(filepath.Join(dir, PointerFile), &ptr); err != nil {
-		return fmt.Errorf("export %s: %w", b.Workload, err)
-	}
-	if ptr.BomHash != b.BomHash && (ptr.BomHash == "" || newer(b.ChangeSeq, b.StreamSeq, ptr.ChangeSeq, ptr.StreamSeq)) {
-		if err := s.replace(dir, LatestFile, b.Body); err != nil {
-			return fmt.Errorf("export %s: %w", b.Workload, err)
-		}
-		p, _ := json.Marshal(pointer{BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), UID: b.Workload.UID})
-		if err := s.replace(dir, PointerFile, p); err != nil {
-			return fmt.Errorf("export %s: %w", b.Workload, err)
-		}
-	}
-	var del marker
-	delPath := filepath.Join(dir, DeletedFile)
-	if err := s.readJSON(delPath, &del); err != nil {
-		return fmt.Errorf("export %s: %w", b.Workload, err)
-	}
-	if del.ChangeSeq != 0 && newer(b.ChangeSeq, b.StreamSeq, del.ChangeSeq, del.StreamSeq) {
-		if err := os.Remove(delPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("export %s: revive: %w", b.Workload, err)
-		}
-		s.log.Info("workload revived", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
-	}
-	if err := s.syncDir(dir); err != nil {
-		return fmt.Errorf("export %s: %w", b.Workload, err)
-	}
-	s.log.Debug("exported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash))
 	return nil
 }
 
-// Tombstone implements sinks.Sink.
+func (s *Sink) export(dir string, b sinks.BOM) error {
+	mu := s.lock(dir)
+	mu.Lock()
+	defer mu.Unlock()
+	ds, err := s.look(dir)
+	if err != nil {
+		return err
+	}
+	if !ds.exists {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		ds.exists = true
+	}
+	file := strings.TrimPrefix(b.BomHash, "sha256:") + Suffix
+	if err := s.store(dir, file, b.BomHash, b.Body); err != nil {
+		return err
+	}
+	cur := ds.state
+	if cur.ChangeSeq > b.ChangeSeq || (cur.ChangeSeq == b.ChangeSeq && cur.Tombstone != "") {
+		return nil // an older version: stored as history, the current state stays
+	}
+	if cur.ChangeSeq == b.ChangeSeq && cur.BomHash == b.BomHash {
+		return s.link(dir, file, true) // the same version again: repair the link only
+	}
+	if err := s.link(dir, file, false); err != nil {
+		return err
+	}
+	next := state{BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), UID: b.Workload.UID}
+	if err := s.writeState(dir, next); err != nil {
+		return err
+	}
+	if cur.Tombstone != "" {
+		s.log.Info("workload is current again", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
+	}
+	ds.state = next
+	return nil
+}
+
+// Tombstone implements sinks.Sink: the latest link goes, the state says why.
 func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
 	dir, err := s.WorkloadDir(t.Workload)
 	if err != nil {
@@ -244,42 +261,52 @@ func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
 	}
+	wrote, err := s.tombstone(dir, t)
+	if err != nil {
+		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	}
+	if wrote {
+		if err := s.durable(ctx); err != nil {
+			return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+		}
+	}
+	return nil
+}
+
+func (s *Sink) tombstone(dir string, t sinks.Tombstone) (bool, error) {
 	mu := s.lock(dir)
 	mu.Lock()
 	defer mu.Unlock()
-
-	var del marker
-	if err := s.readJSON(filepath.Join(dir, DeletedFile), &del); err != nil {
-		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	ds, err := s.look(dir)
+	if err != nil {
+		return false, err
 	}
-	if del.ChangeSeq != 0 && !newer(t.ChangeSeq, t.StreamSeq, del.ChangeSeq, del.StreamSeq) {
-		return nil // already recorded
-	}
-	var ptr pointer
-	if err := s.readJSON(filepath.Join(dir, PointerFile), &ptr); err != nil {
-		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
-	}
-	if ptr.BomHash == "" {
+	cur := ds.state
+	if cur.BomHash == "" {
 		// Nothing of this workload was ever exported here (a Deployment of
-		// nginx is deleted, say): there is nothing to mark deleted.
-		return nil
+		// nginx is deleted, say): there is nothing to retire.
+		return false, nil
 	}
-	if newer(ptr.ChangeSeq, ptr.StreamSeq, t.ChangeSeq, t.StreamSeq) {
-		s.log.Info("stale tombstone ignored: a newer BOM exists for this name",
-			zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
-		return nil
+	if cur.ChangeSeq >= t.ChangeSeq {
+		if cur.ChangeSeq > t.ChangeSeq {
+			s.log.Info("stale tombstone ignored: a newer version exists for this name",
+				zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
+		}
+		return false, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	if err := os.Remove(filepath.Join(dir, LatestFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
 	}
-	m, _ := json.Marshal(marker{ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC(), UID: t.Workload.UID})
-	if err := s.replace(dir, DeletedFile, m); err != nil {
-		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	reason := t.Reason
+	if reason == "" {
+		reason = sinks.ReasonDeleted
 	}
-	if err := s.syncDir(dir); err != nil {
-		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	next := state{BomHash: cur.BomHash, ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC(), UID: t.Workload.UID, Tombstone: reason}
+	if err := s.writeState(dir, next); err != nil {
+		return false, err
 	}
-	return nil
+	ds.state = next
+	return true, nil
 }
 
 func (s *Sink) lock(dir string) *sync.Mutex {
@@ -288,117 +315,130 @@ func (s *Sink) lock(dir string) *sync.Mutex {
 	return &s.locks[h.Sum32()%uint32(len(s.locks))]
 }
 
-// readJSON decodes path into v; a missing file leaves v zero. A file that
-// does not decode is logged and treated as missing, so that the next write
-// repairs it instead of blocking the workload forever.
-func (s *Sink) readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// look returns what the sink knows of dir, reading it the first time: the
+// state file, and temporary files a crash left behind (removed). The
+// caller holds dir's stripe lock.
+func (s *Sink) look(dir string) (*dirState, error) {
+	s.mu.Lock()
+	ds, ok := s.states[dir]
+	s.mu.Unlock()
+	if ok {
+		return ds, nil
 	}
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		s.log.Warn("unreadable bookkeeping file, rewriting", zap.String("path", path), zap.Error(err))
-	}
-	return nil
-}
-
-// createOnly stores data as dir/name unless it is already there. Existing
-// different bytes are a permanent error: immutable files are never rewritten.
-// Without fsync, an existing file that is a strict prefix of data (what a
-// machine crash can leave of an unsynced write) is replaced instead.
-func (s *Sink) createOnly(ctx context.Context, dir, name string, data []byte) error {
-	final := filepath.Join(dir, name)
-	same := func() (bool, error) {
-		have, err := os.ReadFile(final)
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if !s.fsync && len(have) < len(data) && bytes.Equal(have, data[:len(have)]) {
-			s.log.Warn("truncated immutable file, rewriting", zap.String("path", final))
-			return false, nil
-		}
-		if !bytes.Equal(have, data) {
-			return false, sinks.Permanent(fmt.Errorf("%s exists with different content", final))
-		}
-		return true, nil
-	}
-	if ok, err := same(); ok || err != nil {
-		return err
-	}
-	tmp, err := s.writeTemp(dir, data)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp, final); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			if ok, err := same(); ok || err != nil {
-				return err
+	ds = &dirState{}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		ds.exists = true
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), tmpPrefix) {
+				if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+					s.log.Info("removed a temporary file left by a crash", zap.String("path", filepath.Join(dir, e.Name())))
+				}
 			}
-			return os.Rename(tmp, final) // a truncated leftover, see above
 		}
-		// Filesystems without hard links: fall back to rename; a concurrent
-		// writer of the same name writes the same bytes.
-		return os.Rename(tmp, final)
+		b, err := os.ReadFile(filepath.Join(dir, StateFile))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, err
+		default:
+			if err := json.Unmarshal(b, &ds.state); err != nil {
+				// Rewritten by the next version; meanwhile any version is newer.
+				s.log.Warn("unreadable state file, rewriting", zap.String("path", filepath.Join(dir, StateFile)), zap.Error(err))
+				ds.state = state{}
+			}
+		}
 	}
-	return nil
+	s.mu.Lock()
+	s.states[dir] = ds
+	s.mu.Unlock()
+	return ds, nil
 }
 
-// replace atomically replaces dir/name with data.
-func (s *Sink) replace(dir, name string, data []byte) error {
-	tmp, err := s.writeTemp(dir, data)
-	if err != nil {
+// store writes the immutable file dir/name holding body, unless it is there
+// already. Its name is the hash of its bytes, so a file whose bytes do not
+// hash to it is damage (a torn write) and is replaced.
+func (s *Sink) store(dir, name, hash string, body []byte) error {
+	final := filepath.Join(dir, name)
+	if _, err := os.Lstat(final); err == nil {
+		have, err := os.ReadFile(final)
+		if err != nil {
+			return err
+		}
+		if matches(have, hash) {
+			return nil
+		}
+		s.log.Warn("damaged BOM file, rewriting", zap.String("path", final))
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+	return s.replace(dir, name, body)
+}
+
+// link points dir/latest.cdx.json at file, atomically; with check, it
+// leaves a link that already does alone.
+func (s *Sink) link(dir, file string, check bool) error {
+	final := filepath.Join(dir, LatestFile)
+	if check {
+		if target, err := os.Readlink(final); err == nil && target == file {
+			return nil
+		}
+	}
+	tmp := filepath.Join(dir, tmpPrefix+"link-"+file)
+	_ = os.Remove(tmp)
+	if err := os.Symlink(file, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
 	return nil
 }
 
-// writeTemp writes data to a new temporary file in dir, fsynced when the
-// sink is durable.
-func (s *Sink) writeTemp(dir string, data []byte) (string, error) {
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	_, werr := f.Write(data)
-	if werr == nil && s.fsync {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return "", werr
-	}
-	return f.Name(), nil
-}
-
-// syncDir makes dir's entries durable, when the sink is durable.
-func (s *Sink) syncDir(dir string) error {
-	if !s.fsync {
-		return nil
-	}
-	d, err := os.Open(dir)
+func (s *Sink) writeState(dir string, st state) error {
+	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	serr := d.Sync()
-	if cerr := d.Close(); serr == nil {
-		serr = cerr
+	return s.replace(dir, StateFile, b)
+}
+
+// replace atomically replaces dir/name with data: a temporary file, renamed.
+func (s *Sink) replace(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return err
 	}
-	return serr
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), filepath.Join(dir, name))
+	}
+	if werr != nil {
+		_ = os.Remove(f.Name())
+	}
+	return werr
+}
+
+// durable waits until what this goroutine wrote is on disk, when the sink
+// is durable: its writes join the next flush of the file system.
+func (s *Sink) durable(ctx context.Context) error {
+	if !s.fsync {
+		return nil
+	}
+	return s.commit.wait(ctx)
+}
+
+func matches(body []byte, hash string) bool {
+	sum := sha256.Sum256(body)
+	var buf [64]byte
+	hex.Encode(buf[:], sum[:])
+	return len(hash) == 71 && bytes.Equal(buf[:], []byte(hash[7:]))
 }

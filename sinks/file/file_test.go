@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -25,8 +27,9 @@ func newSink(t *testing.T) *Sink {
 	return s
 }
 
-// inspect reads the tree the way a person would: BOM files, the latest
-// pointer (checked against the latest copy's bytes) and the tombstone marker.
+// inspect reads the tree the way a person would: BOM files, the state file,
+// and the latest link (checked against the state: present and pointing at
+// its BOM while current, absent once tombstoned).
 func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 	t.Helper()
 	s := ss.(*Sink)
@@ -45,11 +48,9 @@ func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 	for _, e := range entries {
 		n := e.Name()
 		switch {
-		case strings.HasPrefix(n, ".tmp-"):
+		case strings.HasPrefix(n, tmpPrefix):
 			t.Errorf("temporary file left behind: %s", n)
-		case n == LatestFile || n == PointerFile:
-		case n == DeletedFile:
-			st.Tombstoned = true
+		case n == LatestFile || n == StateFile:
 		case strings.HasSuffix(n, Suffix):
 			b, err := os.ReadFile(filepath.Join(dir, n))
 			if err != nil {
@@ -63,19 +64,21 @@ func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 			t.Errorf("unexpected file %s", n)
 		}
 	}
-	var p pointer
-	if b, err := os.ReadFile(filepath.Join(dir, PointerFile)); err == nil {
-		if err := json.Unmarshal(b, &p); err != nil {
+	var cur state
+	if b, err := os.ReadFile(filepath.Join(dir, StateFile)); err == nil {
+		if err := json.Unmarshal(b, &cur); err != nil {
 			t.Fatal(err)
 		}
-		latest, err := os.ReadFile(filepath.Join(dir, LatestFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := schemas.BomHash(latest); got != p.BomHash {
-			t.Errorf("%s hashes to %s but %s says %s", LatestFile, got, PointerFile, p.BomHash)
-		}
-		st.Latest = p.BomHash
+	}
+	st.Latest, st.Tombstoned = cur.BomHash, cur.Tombstone != ""
+	latest, err := os.ReadFile(filepath.Join(dir, LatestFile))
+	switch {
+	case st.Tombstoned && !errors.Is(err, fs.ErrNotExist):
+		t.Errorf("%s tombstoned (%s) but %s is there (%v)", w, cur.Tombstone, LatestFile, err)
+	case !st.Tombstoned && cur.BomHash != "" && err != nil:
+		t.Errorf("%s: %v", LatestFile, err)
+	case !st.Tombstoned && cur.BomHash != "" && schemas.BomHash(latest) != cur.BomHash:
+		t.Errorf("%s hashes to %s but %s says %s", LatestFile, schemas.BomHash(latest), StateFile, cur.BomHash)
 	}
 	return st
 }
@@ -154,14 +157,16 @@ func TestTombstoneOrdering(t *testing.T) {
 	if err := s.Export(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	// A tombstone of an older incarnation of the same name changes nothing.
+	// A tombstone of an older version changes nothing.
 	if err := s.Tombstone(ctx, sinktest.NewTombstone(w, 20)); err != nil {
 		t.Fatal(err)
 	}
 	if got := inspect(t, s, w); got.Tombstoned {
 		t.Fatalf("stale tombstone applied: %+v", got)
 	}
-	if err := s.Tombstone(ctx, sinktest.NewTombstone(w, 40)); err != nil {
+	ts := sinktest.NewTombstone(w, 40)
+	ts.Reason = sinks.ReasonNotServing
+	if err := s.Tombstone(ctx, ts); err != nil {
 		t.Fatal(err)
 	}
 	// An export older than the tombstone is history: stored, not a revival.
@@ -171,17 +176,37 @@ func TestTombstoneOrdering(t *testing.T) {
 	if got := inspect(t, s, w); !got.Tombstoned || got.BOMs != 2 {
 		t.Fatalf("got %+v, want 2 BOMs and still tombstoned", got)
 	}
-	var m marker
-	raw, err := os.ReadFile(filepath.Join(s.Dir(), "dev", "ml", "Deployment", "recreated", DeletedFile))
+	var st state
+	raw, err := os.ReadFile(filepath.Join(s.Dir(), "dev", "ml", "Deployment", "recreated", StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &m); err != nil || m.ChangeSeq != 40 || m.Time.IsZero() {
-		t.Fatalf("deleted.json = %s (%v)", raw, err)
+	if err := json.Unmarshal(raw, &st); err != nil || st.ChangeSeq != 40 || st.Tombstone != sinks.ReasonNotServing || st.Time.IsZero() || st.BomHash != b.BomHash {
+		t.Fatalf("%s = %s (%v)", StateFile, raw, err)
+	}
+	// The state survives a new sink on the same tree (a restart).
+	s2, err := New(Config{Dir: s.Dir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Export(ctx, sinktest.NewBOM(w, 38)); err != nil {
+		t.Fatal(err)
+	}
+	if got := inspect(t, s2, w); !got.Tombstoned {
+		t.Fatalf("after a restart an older export revived the workload: %+v", got)
+	}
+	b50 := sinktest.NewBOM(w, 50)
+	if err := s2.Export(ctx, b50); err != nil {
+		t.Fatal(err)
+	}
+	if got := inspect(t, s2, w); got.Tombstoned || got.Latest != b50.BomHash {
+		t.Fatalf("a newer export did not revive the workload: %+v", got)
 	}
 }
 
-func TestImmutableFileIsNeverRewritten(t *testing.T) {
+// A BOM file is named by the hash of its bytes: a file there whose bytes
+// do not match is damage (a torn write, a stray edit) and is replaced.
+func TestDamagedFileIsRewritten(t *testing.T) {
 	s := newSink(t)
 	w := sinktest.Workload("tampered")
 	b := sinktest.NewBOM(w, 1)
@@ -193,11 +218,81 @@ func TestImmutableFileIsNeverRewritten(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Export(context.Background(), b); !sinks.IsPermanent(err) {
-		t.Fatalf("got %v, want a permanent error", err)
+	if err := s.Export(context.Background(), b); err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(path); string(got) != "{}" {
-		t.Fatalf("immutable file rewritten: %s", got)
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, b.Body) {
+		t.Fatalf("damaged file kept: %s", got)
+	}
+}
+
+// Temporary files a crash left are removed when the sink first looks at
+// their directory.
+func TestStaleTemporaryFilesAreRemoved(t *testing.T) {
+	s := newSink(t)
+	w := sinktest.Workload("crashed")
+	if err := s.Export(context.Background(), sinktest.NewBOM(w, 1)); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := s.WorkloadDir(w)
+	stale := filepath.Join(dir, tmpPrefix+"123456")
+	if err := os.WriteFile(stale, []byte("half a bom"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := New(Config{Dir: s.Dir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Export(context.Background(), sinktest.NewBOM(w, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there (%v)", stale, err)
+	}
+	inspect(t, s2, w) // fails on any temporary file left
+}
+
+// Exports in flight together share flushes: durability costs one flush per
+// batch, and no Export returns before a flush that began after its writes.
+func TestGroupCommit(t *testing.T) {
+	s := newSink(t)
+	var mu sync.Mutex
+	flushes, written := 0, 0
+	inner := s.commit.flush
+	s.commit.flush = func() error {
+		mu.Lock()
+		flushes++
+		mu.Unlock()
+		return inner()
+	}
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- s.Export(context.Background(), sinktest.NewBOM(sinktest.Workload(fmt.Sprintf("w%d", i)), uint64(i+1)))
+			mu.Lock()
+			written++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if flushes == 0 || flushes >= n {
+		t.Fatalf("%d flushes for %d concurrent exports, want at least one and fewer than one each", flushes, n)
+	}
+	// A flush error reaches every export of its batch, as a transient error.
+	s.commit.flush = func() error { return errors.New("disk on fire") }
+	err := s.Export(context.Background(), sinktest.NewBOM(sinktest.Workload("late"), 1))
+	if err == nil || sinks.IsPermanent(err) || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("export with a failing flush: %v, want a transient error naming the cause", err)
 	}
 }
 

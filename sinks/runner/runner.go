@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"strconv"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -18,234 +20,302 @@ import (
 
 // Runner drives one sink from its durable consumer on BOMS.
 type Runner struct {
-	bus *stream.Bus
-	e   *engine
+	bus        *stream.Bus
+	sink       sinks.Sink
+	name       string
+	cfg        Config
+	latestOnly bool
+	log        *zap.Logger
+	m          *metrics
+	n          counters
+	eng        *stream.Engine
+	ledger     *stream.Ledger
+
+	mu   sync.Mutex
+	view map[string]cached // the ledger as this process knows it
+
+	seed  maphash.Seed
+	locks [256]sync.Mutex // per workload: Run and a Replay in one process never interleave one
 }
 
-// New checks cfg and prepares a runner for s: it opens the sink's ledger and
-// the BOMS stream, and registers the sink's metrics on reg (nil: none). The
-// consumer is created or updated by Run.
-func New(bus *stream.Bus, s sinks.Sink, cfg Config, log *zap.Logger, reg prometheus.Registerer) (*Runner, error) {
-	if err := sinks.ValidateName(s.Name()); err != nil {
+// cached is a ledger entry and the revision a conditional put must name.
+type cached struct {
+	e   entry
+	rev uint64
+}
+
+// New checks cfg and prepares a runner for s: it opens the sink's ledger
+// and reads it, and registers the sink's metrics on reg (nil: none).
+// latestOnly is the sink type's default, used when cfg.LatestOnly is unset.
+// The consumer is created or joined by Run.
+func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Logger, reg prometheus.Registerer) (*Runner, error) {
+	name := s.Name()
+	if err := sinks.ValidateName(name); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("sink %s: %w", s.Name(), err)
+	if err := cfg.Validate("sink " + name + " runner"); err != nil {
+		return nil, err
 	}
-	cfg = cfg.withDefaults(s.Name())
+	if cfg.LatestOnly != nil {
+		latestOnly = *cfg.LatestOnly
+	}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	log = log.With(zap.String("sink", s.Name()))
-	m, err := newMetrics(reg, s.Name())
+	log = log.With(zap.String("sink", name))
+	m, err := newMetrics(reg, name)
 	if err != nil {
-		return nil, fmt.Errorf("sink %s: metrics: %w", s.Name(), err)
+		return nil, fmt.Errorf("sink %s: metrics: %w", name, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	r := &Runner{bus: bus, sink: s, name: name, cfg: cfg, latestOnly: latestOnly, log: log, m: m,
+		view: map[string]cached{}, seed: maphash.MakeSeed()}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	e, err := newEngine(ctx, bus, s, cfg, log, m, true)
-	if err != nil {
+	if r.ledger, err = bus.Ledger(ctx, name); err != nil {
 		return nil, err
 	}
-	return &Runner{bus: bus, e: e}, nil
+	bad := 0
+	if err := r.ledger.All(ctx, func(key string, value []byte, rev uint64) {
+		var e entry
+		if json.Unmarshal(value, &e) != nil {
+			bad++ // read again, and rewritten, when its workload comes by
+			return
+		}
+		r.view[key] = cached{e: e, rev: rev}
+	}); err != nil {
+		return nil, fmt.Errorf("sink %s: read ledger: %w", name, err)
+	}
+	if bad > 0 {
+		log.Warn("unreadable ledger entries", zap.Int("count", bad))
+	}
+	if r.eng, err = bus.NewEngine(r.engineConfig(cfg.EngineConfig), r.handler(false, &r.n), log, reg); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", name, err)
+	}
+	return r, nil
 }
+
+func (r *Runner) engineConfig(ec stream.EngineConfig) stream.EngineConfig {
+	ec.Stage = "sink." + r.name
+	ec.Stream = schemas.StreamBOMs
+	ec.Durable = r.cfg.durable(r.name)
+	ec.Filter = schemas.SubjectBOMsPrefix + ">"
+	ec.Description = "bomstream sink " + r.name
+	return ec
+}
+
+// Name is the sink's name.
+func (r *Runner) Name() string { return r.name }
+
+// Durable is the name of the sink's consumer on BOMS.
+func (r *Runner) Durable() string { return r.eng.Config().Durable }
 
 // Stats returns what the runner has done so far. Safe to call at any time.
-func (r *Runner) Stats() Stats { return r.e.n.snapshot() }
+func (r *Runner) Stats() Stats {
+	st := r.n.snapshot()
+	c := r.eng.Counts()
+	st.DeadLettered, st.Retries = c.DeadLettered, c.Retries
+	return st
+}
 
-// Run consumes until ctx is done, then stops fetching, lets the messages in
-// hand finish (at most DrainTimeout), hands queued ones back with Nak and
-// returns nil. It returns an error when the consumer cannot be set up or the
-// connection is closed under it. Run does not close the sink.
+// Health reports the sink stage's state: degraded while a store keeps
+// failing (the messages are retried, nothing is lost).
+func (r *Runner) Health() stream.Health { return r.eng.Health() }
+
+// Run consumes until ctx is done; see stream.Engine.Run. It does not close
+// the sink.
 func (r *Runner) Run(ctx context.Context) error {
-	e := r.e
-	cons, err := r.consumer(ctx)
-	if err != nil {
-		return err
-	}
-	iter, err := cons.Messages(jetstream.PullMaxMessages(2 * e.cfg.Concurrency))
-	if err != nil {
-		return fmt.Errorf("sink %s: consume %s: %w", e.name, e.cfg.Durable, err)
-	}
-	e.m.up.Set(1)
-	defer e.m.up.Set(0)
-	e.log.Info("sink runner started", zap.String("durable", e.cfg.Durable), zap.Bool("latestOnly", e.cfg.LatestOnly))
+	r.log.Info("sink runner started", zap.String("durable", r.Durable()), zap.Bool("latestOnly", r.latestOnly))
+	stop := r.reportUp(ctx)
+	defer stop()
+	err := r.eng.Run(ctx)
+	r.log.Info("sink runner stopped", zap.Any("stats", r.Stats()))
+	return err
+}
 
-	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelWork()
-	stopDrain := context.AfterFunc(ctx, func() {
-		t := time.AfterFunc(e.cfg.DrainTimeout, cancelWork)
-		context.AfterFunc(work, func() { t.Stop() })
-	})
-	defer stopDrain()
-
-	p := newPool(e.cfg.Concurrency, func(msg jetstream.Msg, release func()) {
-		if ctx.Err() != nil {
-			e.nak(msg, 0)
-			release()
-			return
-		}
-		_ = e.handle(ctx, work, msg, release)
-	})
-	var runErr error
-	for {
-		msg, err := iter.Next(jetstream.NextContext(ctx))
-		if ctx.Err() != nil {
-			if msg != nil {
-				e.nak(msg, 0)
+// reportUp keeps bomstream_sink_up at 1 while the stage is up and not
+// degraded, until the returned function is called.
+func (r *Runner) reportUp(ctx context.Context) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if r.Health().State == stream.StateUp {
+				r.m.up.Set(1)
+			} else {
+				r.m.up.Set(0)
 			}
-			break
-		}
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-				runErr = fmt.Errorf("sink %s: consume %s: %w", e.name, e.cfg.Durable, err)
-				break
-			}
-			// Missed heartbeats, a reconnect: the iterator recovers.
-			e.m.up.Set(0)
-			e.log.Warn("fetch", zap.Error(err))
 			select {
 			case <-ctx.Done():
-			case <-time.After(time.Second):
+				r.m.up.Set(0)
+				return
+			case <-t.C:
 			}
-			continue
 		}
-		e.m.up.Set(1)
-		p.submit(msg)
-	}
-	// Hand back what the iterator still buffers, then what the workers queue.
-	iter.Drain()
-	for {
-		msg, err := iter.Next(jetstream.NextMaxWait(time.Second))
+	}()
+	return func() { cancel(); <-done }
+}
+
+// handler takes one BOMS message through the ledger, the sink and the
+// ledger again. The engine calls it for one workload at a time, in BOMS
+// order, and acks the message once it returns nil.
+func (r *Runner) handler(ignoreLedger bool, n *counters) stream.Handler {
+	return func(ctx context.Context, m *stream.Msg) error {
+		it, err := parse(m)
 		if err != nil {
-			break
+			return stream.Permanent(fmt.Errorf("bad message: %w", err))
 		}
-		e.nak(msg, 0)
-	}
-	p.close()
-	e.log.Info("sink runner stopped", zap.Any("stats", r.Stats()))
-	return runErr
-}
-
-// consumer creates the durable consumer, or updates an existing one while
-// keeping its start position (which the server cannot change).
-func (r *Runner) consumer(ctx context.Context) (jetstream.Consumer, error) {
-	e := r.e
-	cc := jetstream.ConsumerConfig{
-		Durable:       e.cfg.Durable,
-		Description:   "bomstream sink " + e.name,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       e.cfg.AckWait,
-		MaxDeliver:    -1,
-		MaxAckPending: 4 * e.cfg.Concurrency,
-		FilterSubject: schemas.SubjectBOMsPrefix + ">",
-	}
-	setStart(&cc.DeliverPolicy, &cc.OptStartSeq, &cc.OptStartTime, e.cfg)
-	if existing, err := e.boms.Consumer(ctx, e.cfg.Durable); err == nil {
-		old := existing.CachedInfo().Config
-		if old.DeliverPolicy != cc.DeliverPolicy || old.OptStartSeq != cc.OptStartSeq {
-			e.log.Info("consumer exists: its start position is kept; use replay to re-drive history",
-				zap.String("durable", e.cfg.Durable))
+		lk := &r.locks[maphash.String(r.seed, m.Subject)%uint64(len(r.locks))]
+		lk.Lock()
+		defer lk.Unlock()
+		key := ledgerKey(it.workload)
+		cur := r.cached(key)
+		if !ignoreLedger && cur.e.ChangeSeq >= it.changeSeq {
+			n.dup.Add(1)
+			r.m.skipped.WithLabelValues("duplicate").Inc()
+			return nil
 		}
-		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = old.DeliverPolicy, old.OptStartSeq, old.OptStartTime
-	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("sink %s: consumer %s: %w", e.name, e.cfg.Durable, err)
-	}
-	cons, err := e.boms.CreateOrUpdateConsumer(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("sink %s: consumer %s: %w", e.name, e.cfg.Durable, err)
-	}
-	return cons, nil
-}
-
-func setStart(policy *jetstream.DeliverPolicy, seq *uint64, at **time.Time, cfg Config) {
-	switch {
-	case cfg.StartSeq != 0:
-		*policy, *seq = jetstream.DeliverByStartSequencePolicy, cfg.StartSeq
-	case !cfg.StartTime.IsZero():
-		t := cfg.StartTime
-		*policy, *at = jetstream.DeliverByStartTimePolicy, &t
-	default:
-		*policy = jetstream.DeliverAllPolicy
-	}
-}
-
-// pool runs n workers. Messages of one subject (one workload) are handled
-// one at a time, in the order submitted; messages of different subjects go
-// to whichever worker is free, so that a busy workload never holds back an
-// idle worker.
-//
-// handle must call release exactly once, when it is done with the message;
-// it may return before that and finish on another goroutine. A message
-// counts against the pool's bound of 2n until released, and the next message
-// of its subject may start as soon as handle returns.
-type pool struct {
-	handle func(msg jetstream.Msg, release func())
-	ready  chan string   // subjects with queued messages and no worker on them
-	slots  chan struct{} // bounds the messages submitted and not yet released
-	mu     sync.Mutex
-	queued map[string][]jetstream.Msg // subject -> messages not yet handled, oldest first
-	wg     sync.WaitGroup
-}
-
-func newPool(n int, handle func(msg jetstream.Msg, release func())) *pool {
-	p := &pool{
-		handle: handle,
-		ready:  make(chan string, 2*n),
-		slots:  make(chan struct{}, 2*n),
-		queued: make(map[string][]jetstream.Msg),
-	}
-	for range n {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			for subj := range p.ready {
-				p.drain(subj)
+		if r.latestOnly {
+			newer, err := r.superseded(ctx, m.Subject, it.changeSeq)
+			if err != nil {
+				return err
 			}
-		}()
+			if newer {
+				n.superseded.Add(1)
+				r.m.skipped.WithLabelValues("superseded").Inc()
+				return nil
+			}
+		}
+		start := time.Now()
+		if it.tombstone {
+			err = r.sink.Tombstone(ctx, it.ts)
+		} else {
+			err = r.sink.Export(ctx, it.bom)
+		}
+		r.m.exportSeconds.Observe(time.Since(start).Seconds())
+		if err != nil {
+			return err
+		}
+		if err := r.record(ctx, key, it); err != nil {
+			// Redelivery calls the idempotent sink again, then retries the put.
+			return err
+		}
+		if it.tombstone {
+			n.tombstones.Add(1)
+			r.m.tombstones.Inc()
+		} else {
+			n.exported.Add(1)
+			r.m.exported.Inc()
+		}
+		return nil
 	}
-	return p
 }
 
-// submit queues msg behind the messages of its subject. It blocks while 2n
-// messages are queued or not yet released.
-func (p *pool) submit(msg jetstream.Msg) {
-	p.slots <- struct{}{}
-	subj := msg.Subject()
-	p.mu.Lock()
-	q, active := p.queued[subj]
-	p.queued[subj] = append(q, msg)
-	p.mu.Unlock()
-	if !active {
-		p.ready <- subj // never blocks: each subject waiting in ready holds one of the 2n slots
+func (r *Runner) cached(key string) cached {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.view[key]
+}
+
+// record moves the workload's ledger entry forward to it, with a
+// conditional put: when another process wrote the entry since it was read,
+// the entry is read again, and kept when it is already at or past it.
+func (r *Runner) record(ctx context.Context, key string, it item) error {
+	next := it.entry()
+	value, _ := json.Marshal(next)
+	for attempt := 0; ; attempt++ {
+		cur := r.cached(key)
+		if cur.e.ChangeSeq > it.changeSeq {
+			return nil // a replay of an older version: the ledger never goes back
+		}
+		rev, err := r.ledger.Put(ctx, key, value, cur.rev)
+		if err == nil {
+			r.mu.Lock()
+			r.view[key] = cached{e: next, rev: rev}
+			r.mu.Unlock()
+			return nil
+		}
+		if !errors.Is(err, stream.ErrLedgerConflict) || attempt >= 5 {
+			return fmt.Errorf("record %s in the ledger: %w", it.workload, err)
+		}
+		raw, rev, ok, gerr := r.ledger.Get(ctx, key)
+		if gerr != nil {
+			return fmt.Errorf("record %s in the ledger: %w", it.workload, gerr)
+		}
+		var e entry
+		if ok {
+			_ = json.Unmarshal(raw, &e) // unreadable: overwritten
+		}
+		r.mu.Lock()
+		r.view[key] = cached{e: e, rev: rev}
+		r.mu.Unlock()
 	}
 }
 
-// drain handles the messages of subj until none is left.
-func (p *pool) drain(subj string) {
-	for {
-		p.mu.Lock()
-		q := p.queued[subj]
-		if len(q) == 0 {
-			delete(p.queued, subj)
-			p.mu.Unlock()
+// superseded reports whether BOMS already holds a newer version of the
+// workload than changeSeq: a latest-only sink then skips this one.
+func (r *Runner) superseded(ctx context.Context, subject string, changeSeq uint64) (bool, error) {
+	last, err := r.bus.LastMsg(ctx, schemas.StreamBOMs, subject)
+	if err != nil {
+		return false, fmt.Errorf("latest-only check: %w", err)
+	}
+	if last == nil {
+		return false, nil
+	}
+	seq, _ := strconv.ParseUint(last.Header.Get(schemas.HeaderChangeSeq), 10, 64)
+	return seq > changeSeq, nil
+}
+
+// ReplayOptions choose what a replay re-drives.
+type ReplayOptions struct {
+	// StartSeq or StartTime: where on BOMS to begin; zero means the first message.
+	StartSeq  uint64
+	StartTime time.Time
+	// IgnoreLedger exports every version again, whatever the ledger says:
+	// to rebuild a store that was wiped. The ledger still never goes back.
+	IgnoreLedger bool
+}
+
+// Progress is told how far a replay is: messages done of total, and the
+// rate in messages per second.
+type Progress func(done, total uint64, rate float64)
+
+// Replay re-drives the sink over BOMS from opts' start up to the last
+// message present when it begins, through an ordered consumer, with the same
+// steps and the same ledger as Run: what the ledger holds is skipped (unless
+// IgnoreLedger), so a replay into the same sink writes nothing twice, while a
+// sink under a new name receives every BOM once. Failures go to the
+// dead-letter stream as in Run. It may run while Run does, in the same
+// process: the two never handle one workload at once. It returns the
+// replay's own Stats.
+func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progress) (Stats, error) {
+	var n counters
+	ec := r.engineConfig(r.cfg.EngineConfig)
+	eng, err := r.bus.NewEngine(ec, r.handler(opts.IgnoreLedger, &n), r.log.With(zap.Bool("replay", true)), nil)
+	if err != nil {
+		return Stats{}, fmt.Errorf("replay %s: %w", r.name, err)
+	}
+	start := time.Now()
+	var last time.Time
+	_, err = eng.Replay(ctx, opts.StartSeq, opts.StartTime, func(done, total uint64) {
+		if progress == nil {
 			return
 		}
-		msg := q[0]
-		q[0] = nil
-		p.queued[subj] = q[1:]
-		p.mu.Unlock()
-		p.handle(msg, p.release)
+		now := time.Now()
+		if done != total && now.Sub(last) < 500*time.Millisecond {
+			return
+		}
+		last = now
+		progress(done, total, float64(done)/max(now.Sub(start).Seconds(), 1e-9))
+	})
+	st := n.snapshot()
+	c := eng.Counts()
+	st.DeadLettered, st.Retries = c.DeadLettered, c.Retries
+	if err != nil {
+		return st, err
 	}
-}
-
-func (p *pool) release() { <-p.slots }
-
-// close waits until every queued message has been handled and released.
-func (p *pool) close() {
-	close(p.ready)
-	p.wg.Wait()
-	for range cap(p.slots) {
-		p.slots <- struct{}{}
-	}
+	r.log.Info("replay done", zap.Any("stats", st))
+	return st, nil
 }

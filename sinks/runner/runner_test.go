@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -64,27 +64,30 @@ func publishBOM(t *testing.T, b *stream.Bus, bom sinks.BOM) uint64 {
 	m.Header.Set(schemas.HeaderInputHash, bom.InputHash)
 	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(bom.ChangeSeq, 10))
 	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(bom.Workload))
-	m.Header.Set(jetstream.MsgIDHeader, bom.BomHash)
-	ack, err := b.JS.PublishMsg(testCtx(t), m)
+	m.Header.Set(schemas.HeaderEventTime, bom.Time.Format(time.RFC3339Nano))
+	if len(bom.Images) > 0 {
+		m.Header.Set(schemas.HeaderImages, schemas.ImagesHeader(bom.Images))
+	}
+	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ack.Sequence
+	return ack.Seq
 }
 
-func publishTombstone(t *testing.T, b *stream.Bus, w schemas.Workload, changeSeq uint64) uint64 {
+func publishTombstone(t *testing.T, b *stream.Bus, w schemas.Workload, changeSeq uint64, reason string) uint64 {
 	t.Helper()
 	m := nats.NewMsg(schemas.BOMsSubject(w))
 	m.Data, _ = schemas.CanonicalJSON(w)
 	m.Header.Set(schemas.HeaderTombstone, "true")
+	m.Header.Set(schemas.HeaderTombstoneReason, reason)
 	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
 	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
-	m.Header.Set(jetstream.MsgIDHeader, schemas.TombstoneMsgID(w, changeSeq))
-	ack, err := b.JS.PublishMsg(testCtx(t), m)
+	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(w, changeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ack.Sequence
+	return ack.Seq
 }
 
 // started is a running Runner; stop cancels it and checks Run's result.
@@ -95,7 +98,7 @@ type started struct {
 
 func start(t *testing.T, b *stream.Bus, s sinks.Sink, cfg Config, reg prometheus.Registerer) started {
 	t.Helper()
-	r, err := New(b, s, cfg, nil, reg)
+	r, err := New(b, s, cfg, false, nil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,28 +143,30 @@ func settled(t *testing.T, b *stream.Bus, durable string) bool {
 	return err == nil && done
 }
 
-func dlqMessages(t *testing.T, b *stream.Bus, sink string) []*jetstream.RawStreamMsg {
+func dlqMessages(t *testing.T, b *stream.Bus, sink string) []stream.DeadLetter {
 	t.Helper()
-	ctx := testCtx(t)
-	s, err := b.JS.Stream(ctx, schemas.StreamDLQ)
-	if err != nil {
+	var out []stream.DeadLetter
+	if err := b.DeadLetters(testCtx(t), "sink."+sink, func(d stream.DeadLetter) error {
+		out = append(out, d)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*jetstream.RawStreamMsg
-	for seq := info.State.FirstSeq; seq != 0 && seq <= info.State.LastSeq; seq++ {
-		m, err := s.GetMsg(ctx, seq)
-		if err != nil {
-			continue
-		}
-		if m.Subject == schemas.DLQSubject("sink."+sink) {
-			out = append(out, m)
-		}
 	}
 	return out
+}
+
+// replay runs r's replay with opts and fails the test on error.
+func replay(t *testing.T, b *stream.Bus, s sinks.Sink, opts ReplayOptions, progress Progress) Stats {
+	t.Helper()
+	r, err := New(b, s, fast(Config{}), false, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Replay(testCtx(t), opts, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // metricValue reads a counter or gauge of one sink from reg.
@@ -218,7 +223,7 @@ func TestEveryBOMOnceAcrossRestartAndReplay(t *testing.T) {
 	// A retried publish is dropped by the stream's dedupe window.
 	publishBOM(t, b, boms[0])
 	gone := sinktest.Workload("c")
-	publishTombstone(t, b, gone, 100)
+	publishTombstone(t, b, gone, 100, sinks.ReasonDeleted)
 
 	reg := prometheus.NewRegistry()
 	c1 := sinktest.NewCounter(fs)
@@ -226,18 +231,16 @@ func TestEveryBOMOnceAcrossRestartAndReplay(t *testing.T) {
 	waitFor(t, "first run", func() bool { s := r1.Stats(); return s.Exported == 9 && s.Tombstones == 1 })
 	waitFor(t, "acks", func() bool { return settled(t, b, "sink-file") })
 	assertOnce(t, c1, boms)
-	if ts := c1.Tombstones(); len(ts) != 1 || ts[0].Workload != gone || ts[0].ChangeSeq != 100 || ts[0].Time.IsZero() {
+	if ts := c1.Tombstones(); len(ts) != 1 || ts[0].Workload != gone || ts[0].ChangeSeq != 100 || ts[0].Time.IsZero() || ts[0].Reason != sinks.ReasonDeleted {
 		t.Fatalf("tombstones %+v", ts)
 	}
-	if _, err := os.Stat(filepath.Join(fs.Dir(), "dev", "ml", "Deployment", "c", file.DeletedFile)); err != nil {
-		t.Fatalf("tombstone marker: %v", err)
+	if _, err := os.Stat(filepath.Join(fs.Dir(), "dev", "ml", "Deployment", "c", file.LatestFile)); !os.IsNotExist(err) {
+		t.Fatalf("a tombstoned workload keeps %s: %v", file.LatestFile, err)
 	}
 	if got := metricValue(t, reg, "bomstream_sink_exported_total", "file"); got != 9 {
 		t.Fatalf("bomstream_sink_exported_total = %v, want 9", got)
 	}
-	if got := metricValue(t, reg, "bomstream_sink_up", "file"); got != 1 {
-		t.Fatalf("bomstream_sink_up = %v while running", got)
-	}
+	waitFor(t, "bomstream_sink_up 1 while running", func() bool { return metricValue(t, reg, "bomstream_sink_up", "file") == 1 })
 	r1.stop()
 	if got := metricValue(t, reg, "bomstream_sink_up", "file"); got != 0 {
 		t.Fatalf("bomstream_sink_up = %v after stop", got)
@@ -263,15 +266,12 @@ func TestEveryBOMOnceAcrossRestartAndReplay(t *testing.T) {
 	// Replay into the same sink: the ledger holds everything.
 	c3 := sinktest.NewCounter(fs)
 	var reports int
-	st, err := Replay(testCtx(t), b, c3, fast(Config{}), nil, func(done, total uint64, rate float64) {
+	st := replay(t, b, c3, ReplayOptions{}, func(done, total uint64, rate float64) {
 		reports++
 		if done > total || rate < 0 {
 			t.Errorf("progress %d/%d at %f", done, total, rate)
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if c3.Calls() != 0 || st.Exported != 0 || st.SkippedDuplicate != 11 || reports == 0 {
 		t.Fatalf("replay into the same sink: %d calls, stats %+v, %d progress reports", c3.Calls(), st, reports)
 	}
@@ -279,17 +279,32 @@ func TestEveryBOMOnceAcrossRestartAndReplay(t *testing.T) {
 	// Replay into a new sink: every BOM once, and again nothing.
 	fs2 := newFileSink(t, "file2")
 	c4 := sinktest.NewCounter(fs2)
-	st, err = Replay(testCtx(t), b, c4, fast(Config{}), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st = replay(t, b, c4, ReplayOptions{}, nil)
 	assertOnce(t, c4, boms)
 	if st.Exported != 10 || st.Tombstones != 1 || len(c4.Tombstones()) != 1 {
 		t.Fatalf("replay into a new sink: stats %+v", st)
 	}
 	c5 := sinktest.NewCounter(fs2)
-	if st, err = Replay(testCtx(t), b, c5, Config{}, nil, nil); err != nil || c5.Calls() != 0 || st.SkippedDuplicate != 11 {
-		t.Fatalf("second replay: %+v, %v, %d calls", st, err, c5.Calls())
+	if st = replay(t, b, c5, ReplayOptions{}, nil); c5.Calls() != 0 || st.SkippedDuplicate != 11 {
+		t.Fatalf("second replay: %+v, %d calls", st, c5.Calls())
+	}
+
+	// The store is wiped: replay --ignore-ledger rebuilds it, every version once.
+	if err := os.RemoveAll(fs2.Dir()); err != nil {
+		t.Fatal(err)
+	}
+	wiped, err := file.New(file.Config{Name: "file2", Dir: fs2.Dir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c6 := sinktest.NewCounter(wiped)
+	st = replay(t, b, c6, ReplayOptions{IgnoreLedger: true}, nil)
+	assertOnce(t, c6, boms)
+	if st.Exported != 10 || st.Tombstones != 1 {
+		t.Fatalf("replay --ignore-ledger: stats %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(fs2.Dir(), "dev", "ml", "Deployment", "d", file.LatestFile)); err != nil {
+		t.Fatalf("rebuilt store: %v", err)
 	}
 }
 
@@ -304,10 +319,7 @@ func TestReplayFromSeq(t *testing.T) {
 		seqs = append(seqs, publishBOM(t, b, bom))
 	}
 	c := sinktest.NewCounter(newFileSink(t, "partial"))
-	st, err := Replay(testCtx(t), b, c, Config{StartSeq: seqs[2]}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := replay(t, b, c, ReplayOptions{StartSeq: seqs[2]}, nil)
 	assertOnce(t, c, boms[2:])
 	if st.Exported != 3 {
 		t.Fatalf("stats %+v", st)
@@ -339,7 +351,7 @@ func TestTransientErrorsAreRetried(t *testing.T) {
 		boms = append(boms, bom)
 		publishBOM(t, b, bom)
 	}
-	r := start(t, b, c, fast(Config{MaxAttempts: 20}), nil)
+	r := start(t, b, c, fast(Config{}), nil)
 	waitFor(t, "exports", func() bool { return r.Stats().Exported == 6 })
 	waitFor(t, "acks", func() bool { return settled(t, b, "sink-flaky") })
 	assertOnce(t, c, boms)
@@ -382,11 +394,15 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 		}
 	}
 	// A message that breaks the contract.
-	badSeq, err := b.JS.Publish(testCtx(t), schemas.SubjectBOMsPrefix+"dev.nohdr", []byte("{}"))
+	bad := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev.nohdr")
+	bad.Data = []byte("{}")
+	badSeq, err := b.Publish(testCtx(t), bad, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := start(t, b, c, fast(Config{MaxAttempts: 3}), nil)
+	cfg := fast(Config{})
+	cfg.MaxAttempts = 3
+	r := start(t, b, c, cfg, nil)
 	waitFor(t, "exports and dead letters", func() bool { s := r.Stats(); return s.Exported == 2 && s.DeadLettered == 4 })
 	waitFor(t, "acks", func() bool { return settled(t, b, "sink-picky") })
 	assertOnce(t, c, good)
@@ -395,35 +411,33 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 	}
 
 	reasons := map[string]string{}
-	for _, m := range dlqMessages(t, b, "picky") {
-		reason := m.Header.Get(schemas.HeaderReason)
-		if len(reason) > maxReason {
-			t.Errorf("reason of %d bytes", len(reason))
+	for _, d := range dlqMessages(t, b, "picky") {
+		if len(d.Reason) > stream.MaxReasonBytes {
+			t.Errorf("reason of %d bytes", len(d.Reason))
 		}
-		seq, _ := strconv.ParseUint(m.Header.Get(HeaderDLQSeq), 10, 64)
-		orig, err := r.e.boms.GetMsg(testCtx(t), seq)
-		if err != nil {
-			t.Fatalf("dlq seq %d: %v", seq, err)
+		orig, err := b.LastMsg(testCtx(t), schemas.StreamBOMs, d.Subject)
+		if err != nil || orig == nil {
+			t.Fatalf("dlq seq %d: %v", d.Seq, err)
 		}
-		if orig.Subject != m.Header.Get(HeaderDLQSubject) || string(orig.Data) != string(m.Data) {
-			t.Errorf("dlq message for seq %d does not carry the original subject and body", seq)
+		if orig.Sequence == d.Seq && string(orig.Data) != string(d.Data) {
+			t.Errorf("dlq message for seq %d does not carry the original body", d.Seq)
 		}
-		if w, err := schemas.ParseWorkloadHeader(m.Header.Get(schemas.HeaderWorkload)); err == nil {
-			if m.Header.Get(schemas.HeaderBomHash) != failing[w.Name].BomHash {
+		if w, err := schemas.ParseWorkloadHeader(d.Header.Get(schemas.HeaderWorkload)); err == nil {
+			if d.Header.Get(schemas.HeaderBomHash) != failing[w.Name].BomHash {
 				t.Errorf("dlq message for %s lost its bom hash header", w.Name)
 			}
-			reasons[w.Name] = reason
+			reasons[w.Name] = d.Reason
 		} else {
-			if seq != badSeq.Sequence {
-				t.Errorf("unexpected dlq message for seq %d", seq)
+			if d.Seq != badSeq.Seq {
+				t.Errorf("unexpected dlq message for seq %d", d.Seq)
 			}
-			reasons["bad"] = reason
+			reasons["bad"] = d.Reason
 		}
 	}
 	for name, want := range map[string]string{
 		"rejected": "upload: 400 bad bom",
 		"down":     "after 3 attempts: 503 xxx",
-		"boom":     "sink panicked: sink bug",
+		"boom":     "handler panicked: sink bug",
 		"bad":      "bad message: header Bomstream-Change-Seq",
 	} {
 		if !strings.HasPrefix(reasons[name], want) {
@@ -441,97 +455,148 @@ func TestLatestOnlySkipsSuperseded(t *testing.T) {
 	b := openBus(t, t.TempDir())
 	t.Cleanup(b.Close)
 	a := sinktest.Workload("a")
-	a1, a2, a3 := sinktest.NewBOM(a, 1), sinktest.NewBOM(a, 2), sinktest.NewBOM(a, 3)
-	b4 := sinktest.NewBOM(sinktest.Workload("b"), 4)
+	a1, a2, a3 := sinktest.NewBOM(a, 10), sinktest.NewBOM(a, 20), sinktest.NewBOM(a, 30)
+	b4 := sinktest.NewBOM(sinktest.Workload("b"), 40)
 	for _, bom := range []sinks.BOM{a1, a2, a3, b4} {
 		publishBOM(t, b, bom)
 	}
 	c := sinktest.NewCounter(newFileSink(t, "latest"))
-	r := start(t, b, c, Config{LatestOnly: true}, nil)
+	yes := true
+	r := start(t, b, c, Config{LatestOnly: &yes}, nil)
 	waitFor(t, "latest exports", func() bool { s := r.Stats(); return s.Exported == 2 && s.SkippedSuperseded == 2 })
 	assertOnce(t, c, []sinks.BOM{a3, b4})
 
-	// An older change arriving after a newer one was exported is superseded
+	// An older change arriving after a newer one was exported is skipped
 	// even though it is now the last message on its subject.
-	stale := sinktest.NewBOM(a, 2)
-	stale.Body = append([]byte(nil), stale.Body...)
-	stale.Body = append(stale.Body[:len(stale.Body)-1], []byte(`,"x":1}`)...)
-	stale.BomHash = schemas.BomHash(stale.Body)
+	stale := sinktest.NewBOM(a, 15)
 	publishBOM(t, b, stale)
-	waitFor(t, "stale skip", func() bool { return r.Stats().SkippedSuperseded == 3 })
+	waitFor(t, "stale skip", func() bool { return r.Stats().SkippedDuplicate == 1 })
 	waitFor(t, "acks", func() bool { return settled(t, b, "sink-latest") })
 	assertOnce(t, c, []sinks.BOM{a3, b4})
 
 	// A tombstone supersedes earlier BOMs and reaches the sink.
-	publishBOM(t, b, sinktest.NewBOM(a, 5))
-	publishTombstone(t, b, a, 6)
+	publishBOM(t, b, sinktest.NewBOM(a, 50))
+	publishTombstone(t, b, a, 60, sinks.ReasonNotServing)
 	waitFor(t, "tombstone", func() bool { return r.Stats().Tombstones == 1 })
-	if got := c.Tombstones(); len(got) != 1 || got[0].ChangeSeq != 6 {
+	if got := c.Tombstones(); len(got) != 1 || got[0].ChangeSeq != 60 || got[0].Reason != sinks.ReasonNotServing {
 		t.Fatalf("tombstones %+v", got)
 	}
 }
 
-func TestConfigValidateNamesField(t *testing.T) {
-	for _, c := range []struct {
-		cfg  Config
-		want string
-	}{
-		{Config{Durable: "a.b"}, "runner.durable"},
-		{Config{Concurrency: -1}, "runner.concurrency"},
-		{Config{MaxAttempts: -1}, "runner.maxAttempts"},
-		{Config{BaseBackoff: time.Minute, MaxBackoff: time.Second}, "runner.baseBackoff"},
-		{Config{AckWait: time.Millisecond}, "runner.ackWait"},
-		{Config{DrainTimeout: -1}, "runner.drainTimeout"},
-		{Config{StartSeq: 3, StartTime: time.Now()}, "runner.startSeq"},
-	} {
-		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: got %v, want an error naming %s", c.cfg, err, c.want)
-		}
+// Defect: latest-only compared stream sequences, so a BOM of an older
+// change stored after a newer one became "latest". Versions are ordered by
+// change sequence: whatever the order on BOMS, the newest change wins.
+func TestLatestOnlyNeverRegressesOnReorderedBOMs(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	w := sinktest.Workload("reordered")
+	newer, older := sinktest.NewBOM(w, 20), sinktest.NewBOM(w, 10)
+	publishBOM(t, b, newer) // stored first
+	publishBOM(t, b, older) // stored last: the last message on the subject
+	fs := newFileSink(t, "latest")
+	c := sinktest.NewCounter(fs)
+	yes := true
+	r := start(t, b, c, Config{LatestOnly: &yes}, nil)
+	waitFor(t, "settled", func() bool { return settled(t, b, "sink-latest") })
+	assertOnce(t, c, []sinks.BOM{newer})
+	got, err := os.ReadFile(filepath.Join(fs.Dir(), "dev", "ml", "Deployment", "reordered", file.LatestFile))
+	if err != nil || schemas.BomHash(got) != newer.BomHash {
+		t.Fatalf("latest is not the newer change (%v)", err)
 	}
-	if err := (Config{}).Validate(); err != nil {
+	if st := r.Stats(); st.Exported != 1 || st.SkippedDuplicate != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Version identity is (cluster, uid, change sequence): the same bytes at a
+// later change (A -> B -> A, a revival after a tombstone) are exported again.
+func TestSameBytesAtALaterChangeAreANewVersion(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	w := sinktest.Workload("aba")
+	a, bb := sinktest.NewBOM(w, 10), sinktest.NewBOM(w, 20)
+	again := a
+	again.ChangeSeq, again.StreamSeq = 30, 30
+	revived := a
+	revived.ChangeSeq, revived.StreamSeq = 50, 50
+	publishBOM(t, b, a)
+	publishBOM(t, b, bb)
+	publishBOM(t, b, again)
+	publishTombstone(t, b, w, 40, sinks.ReasonDeleted)
+	publishBOM(t, b, revived)
+	c := sinktest.NewCounter(newFileSink(t, "aba"))
+	r := start(t, b, c, Config{}, nil)
+	waitFor(t, "settled", func() bool { return settled(t, b, "sink-aba") })
+	if st := r.Stats(); st.Exported != 4 || st.Tombstones != 1 {
+		t.Fatalf("stats %+v, want 4 exports (A, B, A, A revived) and 1 tombstone", st)
+	}
+	if got := c.Exports()[a.BomHash]; got != 3 {
+		t.Fatalf("A's bytes exported %d times, want 3", got)
+	}
+}
+
+// A ledger written by another process (a replica, a replay) is read again
+// when a conditional put finds it changed: the sink neither regresses nor
+// skips a newer version.
+func TestLedgerWrittenByAnotherProcess(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	t.Cleanup(b.Close)
+	w := sinktest.Workload("shared")
+	fs := newFileSink(t, "shared")
+	// This runner reads the (empty) ledger now.
+	mine, err := New(b, sinktest.NewCounter(fs), fast(Config{}), false, nil, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := Config{}.withDefaults("gcs")
-	if d.Durable != "sink-gcs" || d.Concurrency != 4 || d.MaxAttempts != 8 {
-		t.Fatalf("defaults %+v", d)
+	// Another process applies change 20.
+	publishBOM(t, b, sinktest.NewBOM(w, 20))
+	other := sinktest.NewCounter(fs)
+	if st := replay(t, b, other, ReplayOptions{}, nil); st.Exported != 1 {
+		t.Fatalf("other process: %+v", st)
+	}
+	// Change 30 reaches this runner, whose view still says nothing.
+	v30 := sinktest.NewBOM(w, 30)
+	publishBOM(t, b, v30)
+	st, err := mine.Replay(testCtx(t), ReplayOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Exported != 2 { // 20 again (its view was empty: idempotent) and 30
+		t.Fatalf("stats %+v", st)
+	}
+	raw, _, ok, err := mine.ledger.Get(testCtx(t), ledgerKey(w))
+	if err != nil || !ok {
+		t.Fatalf("ledger: %v %v", ok, err)
+	}
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil || e.ChangeSeq != 30 || e.BomHash != v30.BomHash {
+		t.Fatalf("ledger entry %s (%v), want change 30", raw, err)
 	}
 }
 
-func TestBackoffIsBoundedFullJitter(t *testing.T) {
-	e := &engine{cfg: Config{BaseBackoff: 10 * time.Millisecond, MaxBackoff: time.Second}}
-	for n := 1; n <= 40; n++ {
-		ceiling := time.Second
-		if n <= 7 {
-			ceiling = 10 * time.Millisecond << (n - 1)
-		}
-		for i := 0; i < 50; i++ {
-			if d := e.backoff(n); d < 0 || d > ceiling {
-				t.Fatalf("backoff(%d) = %s, outside [0, %s]", n, d, ceiling)
-			}
+func TestConfigValidateNamesField(t *testing.T) {
+	bad := Config{}
+	bad.Durable, bad.Concurrency, bad.AckWait = "a.b", -1, time.Millisecond
+	err := bad.Validate("sinks[2].runner")
+	for _, want := range []string{"sinks[2].runner.durable", "sinks[2].runner.concurrency", "sinks[2].runner.ackWait"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error naming %s", err, want)
 		}
 	}
-}
-
-func TestHeaderValue(t *testing.T) {
-	long := strings.Repeat("é", 1000) // 2000 bytes
-	got := headerValue("a\r\nb " + long)
-	if len(got) > maxReason || strings.ContainsAny(got, "\r\n") || !strings.HasPrefix(got, "a  b ") {
-		t.Fatalf("headerValue gave %d bytes: %q...", len(got), got[:10])
+	if err := (Config{}).Validate("x"); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.HasSuffix(got, "é") {
-		t.Fatal("truncation split a rune")
+	if got := (Config{}).durable("gcs"); got != "sink-gcs" {
+		t.Fatalf("default durable %q", got)
 	}
 }
 
 func TestLedgerKeys(t *testing.T) {
-	w := schemas.Workload{Cluster: "prod~eu", UID: "0b6f-11"}
-	bom := item{bom: sinks.BOM{BomHash: "sha256:" + strings.Repeat("ab", 32)}}
-	if got := bom.ledgerKey(); got != "sha256."+strings.Repeat("ab", 32) {
-		t.Fatalf("bom key %s", got)
+	if got := ledgerKey(schemas.Workload{Cluster: "prod~eu", UID: "0b6f-11"}); got != "w.=70726f647e6575.0b6f-11" {
+		t.Fatalf("key %s", got)
 	}
-	ts := item{tombstone: true, workload: w, changeSeq: 7}
-	if got := ts.ledgerKey(); got != "tombstone.=70726f647e6575.0b6f-11.7" {
-		t.Fatalf("tombstone key %s", got)
+	if got := ledgerKey(schemas.Workload{Cluster: "dev", UID: "abc"}); got != "w.dev.abc" {
+		t.Fatalf("key %s", got)
 	}
 }
 
@@ -579,7 +644,9 @@ func TestCancelDrainsInFlight(t *testing.T) {
 	// An export that outlives DrainTimeout is interrupted and handed back,
 	// then exported by the next runner.
 	g2 := &gate{Sink: fs, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	r2 := start(t, b, sinktest.NewCounter(g2), Config{DrainTimeout: 10 * time.Millisecond}, nil)
+	cfg := Config{}
+	cfg.DrainTimeout = 10 * time.Millisecond
+	r2 := start(t, b, sinktest.NewCounter(g2), cfg, nil)
 	second := sinktest.NewBOM(sinktest.Workload("second"), 2)
 	publishBOM(t, b, second)
 	<-g2.entered

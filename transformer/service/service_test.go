@@ -2,14 +2,15 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
@@ -39,6 +40,9 @@ func (r *testRenderer) Render(ev schemas.WorkloadChange) (transformer.Result, er
 	r.mu.Unlock()
 	r.started <- ev.ID
 	image := ev.Data.Inputs.Components[0].Containers[0].Image
+	if strings.HasPrefix(image, "nginx") {
+		image = "nginx"
+	}
 	switch image {
 	case "nginx":
 		return transformer.Result{Workload: ev.Data.Workload, Skipped: "no runtime and no model"}, nil
@@ -211,18 +215,17 @@ func TestPublishesBOMWithHeadersAndMsgID(t *testing.T) {
 	r := newTestRenderer()
 	reg := prometheus.NewRegistry()
 	s := newService(t, b, r, Config{}, reg)
-	if s.Ready() {
-		t.Fatal("ready before Run")
-	}
 	w := workload("u1")
 	ev := event(t, w, "vllm/vllm-openai:v0.8.5")
+	ev.Data.Inputs.Digests = []schemas.ImageDigest{{Image: "vllm/vllm-openai:v0.8.5", Digest: "sha256:" + strings.Repeat("a", 64)}}
+	ev, _ = schemas.NewObserved(ev.Source, ev.Time.Add(123*time.Millisecond), ev.Data.Inputs)
 	changeSeq := publish(t, b, ev)
 	skippedSeq := publish(t, b, event(t, workload("plain"), "nginx"))
 	run(t, s)
 
 	eventually(t, "both events are acked", func() bool { return settled(t, b, DefaultDurable) })
-	if !s.Ready() {
-		t.Fatal("not ready while running")
+	if s.Health().State != stream.StateUp {
+		t.Fatalf("health while running: %+v", s.Health())
 	}
 	got := messages(t, b, schemas.StreamBOMs, "")
 	if len(got) != 1 {
@@ -239,7 +242,9 @@ func TestPublishesBOMWithHeadersAndMsgID(t *testing.T) {
 		schemas.HeaderInputHash: ev.Data.InputHash,
 		schemas.HeaderChangeSeq: fmt.Sprint(changeSeq),
 		schemas.HeaderWorkload:  schemas.WorkloadHeader(w),
-		jetstream.MsgIDHeader:   hash,
+		schemas.HeaderEventTime: "2026-01-02T03:04:05.123Z",
+		schemas.HeaderImages:    schemas.ImagesHeader(ev.Data.Inputs.Digests),
+		jetstream.MsgIDHeader:   fmt.Sprintf("dev:u1:%d", changeSeq),
 	} {
 		if got := m.Header.Get(k); got != v {
 			t.Errorf("header %s = %q, want %q", k, got, v)
@@ -251,8 +256,8 @@ func TestPublishesBOMWithHeadersAndMsgID(t *testing.T) {
 	for name, want := range map[string]float64{
 		"bomstream_transformer_rendered_total": 1,
 		"bomstream_transformer_skipped_total":  1,
-		"bomstream_transformer_dlq_total":      0,
 		"bomstream_transformer_render_seconds": 2,
+		"bomstream_stage_messages_total":       2,
 	} {
 		if got := counter(t, reg, name); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
@@ -260,33 +265,64 @@ func TestPublishesBOMWithHeadersAndMsgID(t *testing.T) {
 	}
 }
 
-func TestRedeliveredEventDoesNotDuplicateBOM(t *testing.T) {
+// Defect 1 at the stage: a workload whose new inputs render no BOM gets a
+// not-serving tombstone, once; one that never served gets nothing.
+func TestStopServingPublishesNotServingTombstone(t *testing.T) {
 	b := openBus(t, stream.Config{})
-	r := newTestRenderer()
-	w := workload("u1")
-	ev := event(t, w, "vllm:a")
-	data, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
+	w, never := workload("was-serving"), workload("never")
+	publish(t, b, event(t, w, "vllm:a"))
+	stopSeq := publish(t, b, event(t, w, "nginx"))
+	publish(t, b, event(t, never, "nginx"))
+	reg := prometheus.NewRegistry()
+	run(t, newService(t, b, newTestRenderer(), Config{}, reg))
+	eventually(t, "all acked", func() bool { return settled(t, b, DefaultDurable) })
+	// A further non-serving change publishes nothing more.
+	publish(t, b, event(t, w, "nginx:2"))
+	eventually(t, "all acked", func() bool { return settled(t, b, DefaultDurable) })
+
+	got := messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))
+	if len(got) != 2 {
+		t.Fatalf("BOMS holds %d messages for the workload, want its BOM and one tombstone", len(got))
 	}
-	// The same event stored twice (as a replay or a second collector would);
-	// both render to the same bytes.
-	for range 2 {
-		if _, err := b.JS.Publish(context.Background(), schemas.ChangesSubject(w), data); err != nil {
-			t.Fatal(err)
+	ts := got[1]
+	for k, v := range map[string]string{
+		schemas.HeaderTombstone:       "true",
+		schemas.HeaderTombstoneReason: schemas.TombstoneNotServing,
+		schemas.HeaderChangeSeq:       fmt.Sprint(stopSeq),
+	} {
+		if got := ts.Header.Get(k); got != v {
+			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
+	if n := len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(never))); n != 0 {
+		t.Fatalf("a workload that never served got %d BOMS messages", n)
+	}
+}
+
+// An event whose BOM an earlier consumer already published (the consumer
+// was deleted and created again, beyond the duplicate window) is not
+// published twice; neither is a redelivered one.
+func TestRecreatedConsumerDoesNotRepublish(t *testing.T) {
+	b := openBus(t, stream.Config{})
+	r := newTestRenderer()
+	for i := range 5 {
+		publish(t, b, event(t, workload(fmt.Sprint("w", i)), "vllm:a"))
+	}
+	stop := run(t, newService(t, b, r, Config{}, nil))
+	eventually(t, "all acked", func() bool { return settled(t, b, DefaultDurable) })
+	stop()
+	_, js := b.Raw()
+	if err := js.DeleteConsumer(context.Background(), schemas.StreamChanges, DefaultDurable); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, b, event(t, workload("new"), "vllm:a"))
 	run(t, newService(t, b, r, Config{}, nil))
-	eventually(t, "both events are acked", func() bool { return settled(t, b, DefaultDurable) })
-	if n := r.callsOf(ev.ID); n != 2 {
-		t.Fatalf("rendered %d times, want 2", n)
+	eventually(t, "all acked again", func() bool { return settled(t, b, DefaultDurable) })
+	if n := len(messages(t, b, schemas.StreamBOMs, "")); n != 6 {
+		t.Fatalf("BOMS holds %d messages, want 6 (one per change)", n)
 	}
-	got := messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))
-	if len(got) != 1 {
-		t.Fatalf("BOMS holds %d messages for the workload, want 1", len(got))
-	}
-	if seq := got[0].Header.Get(schemas.HeaderChangeSeq); seq != "1" {
-		t.Fatalf("kept BOM comes from change %s, want 1", seq)
+	if n := r.totalCalls(); n != 6 {
+		t.Fatalf("%d renders, want 6: the re-created consumer rendered published changes again", n)
 	}
 }
 
@@ -309,10 +345,12 @@ func TestTombstoneIsPublished(t *testing.T) {
 		t.Fatalf("tombstone body %s, want %s", ts.Data, body)
 	}
 	for k, v := range map[string]string{
-		schemas.HeaderTombstone: "true",
-		schemas.HeaderWorkload:  schemas.WorkloadHeader(w),
-		schemas.HeaderChangeSeq: fmt.Sprint(delSeq),
-		jetstream.MsgIDHeader:   schemas.TombstoneMsgID(w, delSeq),
+		schemas.HeaderTombstone:       "true",
+		schemas.HeaderTombstoneReason: schemas.TombstoneDeleted,
+		schemas.HeaderWorkload:        schemas.WorkloadHeader(w),
+		schemas.HeaderChangeSeq:       fmt.Sprint(delSeq),
+		schemas.HeaderEventTime:       "2026-01-03T00:00:00Z",
+		jetstream.MsgIDHeader:         schemas.BOMMsgID(w, delSeq),
 	} {
 		if got := ts.Header.Get(k); got != v {
 			t.Errorf("header %s = %q, want %q", k, got, v)
@@ -326,20 +364,33 @@ func TestTombstoneIsPublished(t *testing.T) {
 	}
 }
 
-func dlqMessages(t *testing.T, b *stream.Bus) []*jetstream.RawStreamMsg {
-	return messages(t, b, schemas.StreamDLQ, schemas.DLQSubject(DefaultStage))
+func dlqMessages(t *testing.T, b *stream.Bus) []stream.DeadLetter {
+	t.Helper()
+	var out []stream.DeadLetter
+	if err := b.DeadLetters(context.Background(), DefaultStage, func(d stream.DeadLetter) error {
+		out = append(out, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func publishRaw(t *testing.T, b *stream.Bus, subject string, data []byte) {
+	t.Helper()
+	m := nats.NewMsg(subject)
+	m.Data = data
+	if _, err := b.Publish(context.Background(), m, ""); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestMalformedEventGoesToDLQAndOthersFlow(t *testing.T) {
 	b := openBus(t, stream.Config{})
 	bad := schemas.ChangesSubject(workload("bad"))
-	if _, err := b.JS.Publish(context.Background(), bad, []byte(`{"specversion": "1.0", "data": `)); err != nil {
-		t.Fatal(err)
-	}
+	publishRaw(t, b, bad, []byte(`{"specversion": "1.0", "data": `))
 	// Valid JSON without an identity is as useless as broken JSON.
-	if _, err := b.JS.Publish(context.Background(), bad, []byte(`{"type":"dev.bomstream.workload.observed.v1"}`)); err != nil {
-		t.Fatal(err)
-	}
+	publishRaw(t, b, bad, []byte(`{"type":"dev.bomstream.workload.observed.v1"}`))
 	w := workload("good")
 	publish(t, b, event(t, w, "vllm:a"))
 	r := newTestRenderer()
@@ -354,14 +405,14 @@ func TestMalformedEventGoesToDLQAndOthersFlow(t *testing.T) {
 	if got := string(dl[0].Data); got != `{"specversion": "1.0", "data": ` {
 		t.Errorf("dead letter body %q is not the original", got)
 	}
-	if reason := dl[0].Header.Get(schemas.HeaderReason); !strings.Contains(reason, "parse change event at seq 1") {
-		t.Errorf("reason %q does not say what failed", reason)
+	if !strings.Contains(dl[0].Reason, "parse change event at seq 1") {
+		t.Errorf("reason %q does not say what failed", dl[0].Reason)
 	}
-	if reason := dl[1].Header.Get(schemas.HeaderReason); !strings.Contains(reason, "identity incomplete") {
-		t.Errorf("reason %q does not say what failed", reason)
+	if !strings.Contains(dl[1].Reason, "identity incomplete") {
+		t.Errorf("reason %q does not say what failed", dl[1].Reason)
 	}
-	if dl[0].Header.Get(stream.HeaderDLQSubject) != bad || dl[0].Header.Get(stream.HeaderDLQSeq) != "1" {
-		t.Errorf("dead letter source headers %v", dl[0].Header)
+	if dl[0].Subject != bad || dl[0].Seq != 1 || dl[0].Stream != schemas.StreamChanges || dl[0].Stage != DefaultStage {
+		t.Errorf("dead letter origin %+v", dl[0])
 	}
 	if len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))) != 1 {
 		t.Error("the good event behind the bad ones produced no BOM")
@@ -369,12 +420,11 @@ func TestMalformedEventGoesToDLQAndOthersFlow(t *testing.T) {
 	if r.totalCalls() != 1 {
 		t.Errorf("renderer called %d times, want once (for the good event)", r.totalCalls())
 	}
-	if n := counter(t, reg, "bomstream_transformer_dlq_total"); n != 2 {
-		t.Errorf("dlq_total = %v, want 2", n)
-	}
 }
 
-func TestRenderErrorIsRetriedThenDeadLetteredWhileOthersFlow(t *testing.T) {
+// Rendering is deterministic: a render error is dead-lettered at once,
+// while the other events flow.
+func TestRenderErrorIsDeadLetteredWhileOthersFlow(t *testing.T) {
 	b := openBus(t, stream.Config{})
 	failing := event(t, workload("f"), "fail")
 	publish(t, b, failing)
@@ -385,31 +435,20 @@ func TestRenderErrorIsRetriedThenDeadLetteredWhileOthersFlow(t *testing.T) {
 		good = append(good, ev)
 	}
 	r := newTestRenderer()
-	reg := prometheus.NewRegistry()
-	run(t, newService(t, b, r, Config{MaxDeliver: 3, RetryDelay: 10 * time.Millisecond}, reg))
+	run(t, newService(t, b, r, Config{}, nil))
 	eventually(t, "all events are resolved", func() bool { return settled(t, b, DefaultDurable) })
 
-	if n := r.callsOf(failing.ID); n != 3 {
-		t.Errorf("failing event rendered %d times, want MaxDeliver = 3", n)
+	if n := r.callsOf(failing.ID); n != 1 {
+		t.Errorf("failing event rendered %d times, want once", n)
 	}
 	for _, ev := range good {
 		if n := r.callsOf(ev.ID); n != 1 {
 			t.Errorf("good event %s rendered %d times", ev.ID, n)
 		}
-		if len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(ev.Data.Workload))) != 1 {
-			t.Errorf("no BOM for %s behind the failing event", ev.ID)
-		}
 	}
 	dl := dlqMessages(t, b)
-	if len(dl) != 1 {
-		t.Fatalf("DLQ holds %d messages, want 1", len(dl))
-	}
-	reason := dl[0].Header.Get(schemas.HeaderReason)
-	if !strings.Contains(reason, "after 3 deliveries") || !strings.Contains(reason, "model rule table broken") {
-		t.Errorf("reason %q", reason)
-	}
-	if n := counter(t, reg, "bomstream_transformer_retries_total"); n != 2 {
-		t.Errorf("retries_total = %v, want 2", n)
+	if len(dl) != 1 || !strings.Contains(dl[0].Reason, "model rule table broken") || !strings.Contains(dl[0].Reason, "render dev/ml/Deployment/w-f") {
+		t.Fatalf("dead letters %+v", dl)
 	}
 }
 
@@ -427,38 +466,122 @@ func TestRendererPanicIsDeadLetteredAndProcessLives(t *testing.T) {
 		t.Errorf("panicking event rendered %d times, want once (a panic is permanent)", n)
 	}
 	dl := dlqMessages(t, b)
-	if len(dl) != 1 || !strings.Contains(dl[0].Header.Get(schemas.HeaderReason), "renderer panicked") {
-		t.Fatalf("DLQ %d messages, reason %q", len(dl), dl[0].Header.Get(schemas.HeaderReason))
+	if len(dl) != 1 || !strings.Contains(dl[0].Reason, "renderer panicked") {
+		t.Fatalf("dead letters %+v", dl)
 	}
 	if len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(after.Data.Workload))) != 1 {
 		t.Error("no BOM for the event after the panic")
 	}
 }
 
-func TestTwoInstancesShareTheConsumer(t *testing.T) {
-	// Two processes' worth: two connections, one through TCP.
+// Two replicas on one consumer: the server pins it to one of them, so no
+// workload's events are ever split between the two, and every event is
+// rendered once; when the active one stops, the other takes over.
+func TestTwoReplicasShareTheConsumer(t *testing.T) {
 	b1 := openBus(t, stream.Config{Listen: "127.0.0.1:-1"})
 	b2 := openBus(t, stream.Config{URL: b1.ClientURL()})
 	r := newTestRenderer()
 	const n = 40
 	var ids []string
 	for i := range n {
-		ev := event(t, workload(fmt.Sprint("w", i)), fmt.Sprint("vllm:", i))
+		ev := event(t, workload(fmt.Sprint("w", i%4)), fmt.Sprint("vllm:", i))
 		publish(t, b1, ev)
 		ids = append(ids, ev.ID)
 	}
-	s1 := newService(t, b1, r, Config{Concurrency: 2}, prometheus.NewRegistry())
-	s2 := newService(t, b2, r, Config{Concurrency: 2}, prometheus.NewRegistry())
-	run(t, s1)
-	run(t, s2)
+	stop1 := run(t, newService(t, b1, r, Config{}, prometheus.NewRegistry()))
+	run(t, newService(t, b2, r, Config{}, prometheus.NewRegistry()))
 	eventually(t, "all events are resolved", func() bool { return settled(t, b1, DefaultDurable) })
 	for _, id := range ids {
 		if c := r.callsOf(id); c != 1 {
 			t.Errorf("event %s rendered %d times, want once", id, c)
 		}
 	}
-	if got := len(messages(t, b1, schemas.StreamBOMs, "")); got != n {
-		t.Fatalf("BOMS holds %d messages, want %d", got, n)
+	checkOrder(t, b1)
+	stop1()
+	more := event(t, workload("later"), "vllm:x")
+	publish(t, b1, more)
+	eventually(t, "the other replica took over", func() bool { return settled(t, b1, DefaultDurable) })
+	if r.callsOf(more.ID) != 1 {
+		t.Fatal("the event after the first replica stopped was not rendered once")
+	}
+}
+
+// checkOrder fails when BOMS holds a workload's BOMs out of change order.
+func checkOrder(t *testing.T, b *stream.Bus) {
+	t.Helper()
+	last := map[string]uint64{}
+	for _, m := range messages(t, b, schemas.StreamBOMs, "") {
+		seq, err := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seq <= last[m.Subject] {
+			t.Errorf("%s: BOM of change %d stored after the BOM of change %d", m.Subject, seq, last[m.Subject])
+		}
+		last[m.Subject] = seq
+	}
+}
+
+// One replica publishes each workload's BOMs in CHANGES order, whatever its
+// concurrency.
+func TestOneReplicaKeepsEachWorkloadsOrder(t *testing.T) {
+	for _, conc := range []int{1, 64} {
+		t.Run(fmt.Sprint("concurrency=", conc), func(t *testing.T) {
+			b := openBus(t, stream.Config{})
+			r := newTestRenderer()
+			const workloads, versions = 8, 6
+			for v := range versions {
+				for i := range workloads {
+					publish(t, b, event(t, workload(fmt.Sprint("w", i)), fmt.Sprintf("vllm:%d", v)))
+				}
+			}
+			cfg := Config{}
+			cfg.Concurrency = conc
+			run(t, newService(t, b, r, cfg, prometheus.NewRegistry()))
+			eventually(t, "all events are resolved", func() bool { return settled(t, b, DefaultDurable) })
+			if got := r.totalCalls(); got != workloads*versions {
+				t.Errorf("%d renders, want %d (one per event)", got, workloads*versions)
+			}
+			checkOrder(t, b)
+			if n := len(messages(t, b, schemas.StreamBOMs, "")); n != workloads*versions {
+				t.Errorf("BOMS holds %d messages, want %d", n, workloads*versions)
+			}
+		})
+	}
+}
+
+// An event is acked only once the BOMS stream has stored its BOM: while the
+// stream is missing, the event stays unacknowledged and is retried.
+func TestEventIsAckedOnlyAfterTheBOMIsStored(t *testing.T) {
+	b := openBus(t, stream.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, js := b.Raw()
+	if err := js.DeleteStream(ctx, schemas.StreamBOMs); err != nil {
+		t.Fatal(err)
+	}
+	r := newTestRenderer()
+	w := workload("late-stream")
+	ev := event(t, w, "vllm:1")
+	publish(t, b, ev)
+	reg := prometheus.NewRegistry()
+	cfg := Config{}
+	cfg.BaseBackoff, cfg.MaxBackoff, cfg.MaxAttempts = 10*time.Millisecond, 50*time.Millisecond, 1000
+	s := newService(t, b, r, cfg, reg)
+	run(t, s)
+	eventually(t, "the event is retried", func() bool { return counter(t, reg, "bomstream_stage_retries_total") >= 2 })
+	if settled(t, b, DefaultDurable) {
+		t.Fatal("the event was acked although its BOM could not be stored")
+	}
+	if got := counter(t, reg, "bomstream_transformer_rendered_total"); got != 0 {
+		t.Errorf("rendered_total = %v before any BOM was stored", got)
+	}
+	if err := b.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the event is acked once BOMS exists", func() bool { return settled(t, b, DefaultDurable) })
+	if got := len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))); got != 1 {
+		t.Fatalf("BOMS holds %d messages for the workload, want 1", got)
 	}
 }
 
@@ -485,8 +608,8 @@ func TestCancelFinishesEventInFlight(t *testing.T) {
 	}
 	close(r.release)
 	<-stopped
-	if s.Ready() {
-		t.Error("ready after Run returned")
+	if s.Health().State != stream.StateStopped {
+		t.Errorf("health after Run returned: %+v", s.Health())
 	}
 	if len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))) != 1 {
 		t.Fatal("the event in flight at cancel produced no BOM")
@@ -497,46 +620,15 @@ func TestCancelFinishesEventInFlight(t *testing.T) {
 }
 
 func TestConfigValidateNamesField(t *testing.T) {
-	for _, c := range []struct {
-		cfg  Config
-		want string
-	}{
-		{Config{Durable: "a.b"}, "transformer.durable"},
-		{Config{Stage: "x y"}, "transformer.stage"},
-		{Config{MaxDeliver: -1}, "transformer.maxDeliver"},
-		{Config{AckWait: -time.Second}, "transformer.ackWait"},
-		{Config{Concurrency: 1000}, "transformer.concurrency"},
-		{Config{RetryDelay: -1}, "transformer.retryDelay"},
-	} {
-		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: got %v, want an error naming %s", c.cfg, err, c.want)
+	cfg := Config{}
+	cfg.Durable, cfg.AckWait, cfg.Concurrency = "a.b", -time.Second, -1
+	err := cfg.Validate()
+	for _, want := range []string{"transformer.service.durable", "transformer.service.ackWait", "transformer.service.concurrency"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error naming %s", err, want)
 		}
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatal(err)
-	}
-	d := Config{}.withDefaults()
-	if d.Durable != "transformer" || d.MaxDeliver != 5 || d.Concurrency != 1 || d.Stage != "transformer" || d.AckWait <= 0 {
-		t.Fatalf("defaults %+v", d)
-	}
-}
-
-func TestBackoffDoublesAndCaps(t *testing.T) {
-	s := &Service{cfg: Config{RetryDelay: time.Second, MaxRetryDelay: 5 * time.Second}.withDefaults()}
-	var got []time.Duration
-	for n := uint64(1); n <= 5; n++ {
-		got = append(got, s.backoff(n))
-	}
-	if fmt.Sprint(got) != "[1s 2s 4s 5s 5s]" {
-		t.Fatalf("backoff %v", got)
-	}
-}
-
-func TestNewRejectsDuplicateRegistration(t *testing.T) {
-	b := openBus(t, stream.Config{})
-	reg := prometheus.NewRegistry()
-	newService(t, b, newTestRenderer(), Config{}, reg)
-	if _, err := New(b, newTestRenderer(), Config{}, nil, reg); err == nil {
-		t.Fatal("second registration on one registry accepted")
 	}
 }

@@ -1,0 +1,90 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Ledger is a sink's KV bucket ("bomstream-ledger-<sink>"): what the sink
+// has applied, one entry per key, each entry carrying the revision that a
+// conditional Put must name. It has no age or size limit: a ledger that
+// forgot would let a replay write twice.
+type Ledger struct {
+	kv jetstream.KeyValue
+}
+
+// ErrLedgerConflict is returned by Put when the entry changed since the
+// revision the caller read (another process wrote it).
+var ErrLedgerConflict = errors.New("ledger entry changed since it was read")
+
+// Ledger opens the ledger of sink, creating its bucket when missing.
+func (b *Bus) Ledger(ctx context.Context, sink string) (*Ledger, error) {
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   "bomstream-ledger-" + sink,
+		Storage:  jetstream.FileStorage,
+		Replicas: b.cfg.replicas(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger for sink %s: %w", sink, err)
+	}
+	return &Ledger{kv: kv}, nil
+}
+
+// Get reads key; ok is false when it has no entry.
+func (l *Ledger) Get(ctx context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
+	e, err := l.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("ledger %s: %w", key, err)
+	}
+	return e.Value(), e.Revision(), true, nil
+}
+
+// Put writes key only if its revision is still rev (0: only if it has no
+// entry), and returns the new revision; ErrLedgerConflict otherwise.
+func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	var (
+		n   uint64
+		err error
+	)
+	if rev == 0 {
+		n, err = l.kv.Create(ctx, key, value)
+	} else {
+		n, err = l.kv.Update(ctx, key, value, rev)
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err) {
+		return 0, fmt.Errorf("ledger %s: %w", key, ErrLedgerConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// All calls fn with every current entry, for loading the ledger at start.
+func (l *Ledger) All(ctx context.Context, fn func(key string, value []byte, rev uint64)) error {
+	w, err := l.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("ledger: %w", ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("ledger: watch closed")
+			}
+			if e == nil {
+				return nil // the initial values are all delivered
+			}
+			fn(e.Key(), e.Value(), e.Revision())
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// PubAck is what a stream answered to a publish.
+type PubAck struct {
+	Seq       uint64 // the message's sequence on its stream
+	Duplicate bool   // the stream already held a message with the same id
+}
+
+// Publish stores m on the bomstream stream its subject belongs to, with
+// Nats-Msg-Id msgID (none when empty), and waits for the stream's ack. A
+// retried publish with the same id within the duplicate window is stored
+// once (Duplicate says so).
+func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+	name, err := streamOf(m.Subject)
+	if err != nil {
+		return PubAck{}, err
+	}
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(name)}
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ack, err := b.js.PublishMsg(ctx, m, opts...)
+	if err != nil {
+		return PubAck{}, fmt.Errorf("publish to %s: %w", m.Subject, err)
+	}
+	return PubAck{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+}
+
+// streamOf names the stream that stores subject.
+func streamOf(subject string) (string, error) {
+	switch {
+	case strings.HasPrefix(subject, schemas.SubjectChangesPrefix):
+		return schemas.StreamChanges, nil
+	case strings.HasPrefix(subject, schemas.SubjectBOMsPrefix):
+		return schemas.StreamBOMs, nil
+	case strings.HasPrefix(subject, schemas.SubjectDLQPrefix):
+		return schemas.StreamDLQ, nil
+	}
+	return "", fmt.Errorf("publish to %s: not a bomstream subject", subject)
+}
+
+// LastMsg is the last stored message of subject on streamName, read with a
+// direct get; nil (and no error) when the subject has none.
+func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstream.RawStreamMsg, error) {
+	s, err := b.stream(ctx, streamName)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("last message of %s on %s: %w", subject, streamName, err)
+	}
+	return m, nil
+}
+
+// LastSeq is the last sequence stored on streamName (0 when empty).
+func (b *Bus) LastSeq(ctx context.Context, streamName string) (uint64, error) {
+	s, err := b.stream(ctx, streamName)
+	if err != nil {
+		return 0, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("stream %s: %w", streamName, err)
+	}
+	return info.State.LastSeq, nil
+}
