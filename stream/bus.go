@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +29,8 @@ type Config struct {
 	// Listen makes the embedded server also accept TCP clients, e.g.
 	// "127.0.0.1:4222"; empty means in-process only.
 	Listen string `json:"listen" yaml:"listen"`
+	// ListenAuth protects that listener; required unless Listen is loopback.
+	ListenAuth ListenAuth `json:"listenAuth" yaml:"listenAuth"`
 
 	// External-server credentials and TLS (all optional).
 	CredsFile string `json:"credsFile" yaml:"credsFile"`
@@ -72,6 +73,8 @@ func (c Config) Validate() error {
 	if c.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 			errs = append(errs, fmt.Errorf("stream.listen: %w", err))
+		} else if err := c.ListenAuth.validate(c.Listen); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
@@ -113,12 +116,13 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 	opts = append(opts, nats.Name("bomstream"), nats.MaxReconnects(-1))
 	url := cfg.URL
 	if url == "" {
-		srv, err := startEmbedded(cfg)
+		srv, conn, err := startEmbedded(cfg)
 		if err != nil {
 			return nil, err
 		}
 		b.srv = srv
 		opts = append(opts, nats.InProcessServer(srv))
+		opts = append(opts, conn...)
 	} else {
 		ext, err := externalOptions(cfg)
 		if err != nil {
@@ -184,7 +188,7 @@ func (c Config) dataDir() string {
 	return c.DataDir
 }
 
-func startEmbedded(cfg Config) (*server.Server, error) {
+func startEmbedded(cfg Config) (*server.Server, []nats.Option, error) {
 	o := &server.Options{
 		ServerName: "bomstream",
 		JetStream:  true,
@@ -193,25 +197,32 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 		NoSigs:     true,
 		NoLog:      true,
 	}
+	var conn []nats.Option
 	if cfg.Listen != "" {
-		host, port, _ := net.SplitHostPort(cfg.Listen)
-		o.Host = host
-		p, err := strconv.Atoi(port)
-		if err != nil {
-			return nil, fmt.Errorf("stream.listen %q: %w", cfg.Listen, err)
+		var err error
+		if conn, err = listenOptions(cfg, o); err != nil {
+			return nil, nil, err
 		}
-		o.Port = p
+		if o.Port != server.RANDOM_PORT {
+			// The server only logs a failed bind and never becomes ready:
+			// try the address first, for the OS's own error at once.
+			ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.Port)))
+			if err != nil {
+				return nil, nil, fmt.Errorf("stream.listen %s: %w", cfg.Listen, err)
+			}
+			_ = ln.Close()
+		}
 	}
 	srv, err := server.NewServer(o)
 	if err != nil {
-		return nil, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
+		return nil, nil, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
+		return nil, nil, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
 	}
-	return srv, nil
+	return srv, conn, nil
 }
 
 // externalOptions turns the credential and TLS settings into connection

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
-	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/validate"
 )
 
 // TestTreeDeterminism renders every manifest three times: twice as written
@@ -25,7 +25,7 @@ func TestTreeDeterminism(t *testing.T) {
 	if _, ok := manifesttest.Find(); ok || os.Getenv("CI") == "true" {
 		roots["upstream"] = manifesttest.Corpus(t)
 	}
-	v, err := schemas.NewValidator("")
+	v, err := validate.New("")
 	if err != nil {
 		t.Fatal(err)
 	}

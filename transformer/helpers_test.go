@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/validate"
 )
 
 var eventTime = time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC)
@@ -35,19 +36,19 @@ func newRenderer(t testing.TB) *Renderer {
 
 var (
 	validatorOnce sync.Once
-	validator     *schemas.Validator
+	validator     *validate.Validator
 	validatorErr  error
 )
 
-func bomValidator(t testing.TB) *schemas.Validator {
+func bomValidator(t testing.TB) *validate.Validator {
 	t.Helper()
 	validatorOnce.Do(func() {
-		dir, err := schemas.CycloneDXSchemaDir()
+		dir, err := validate.CycloneDXSchemaDir()
 		if err != nil {
 			validatorErr = err
 			return
 		}
-		validator, validatorErr = schemas.NewValidator(dir)
+		validator, validatorErr = validate.New(dir)
 	})
 	if validatorErr != nil {
 		t.Fatalf("cyclonedx validator: %v", validatorErr)

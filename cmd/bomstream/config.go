@@ -113,12 +113,16 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		"BOMSTREAM_NATS_TLS_KEY":  &c.Stream.TLSKey,
 		"BOMSTREAM_DATA_DIR":      &c.Stream.DataDir,
 		"BOMSTREAM_NATS_LISTEN":   &c.Stream.Listen,
-		"BOMSTREAM_MANIFESTS":     &c.Manifests.Dir,
-		"BOMSTREAM_HTTP_LISTEN":   &c.HTTP.Listen,
-		"BOMSTREAM_LOG_LEVEL":     &c.Log.Level,
-		"BOMSTREAM_LOG_FORMAT":    &c.Log.Format,
-		"BOMSTREAM_RULES":         &c.Transformer.RulesFile,
-		"BOMSTREAM_PROFILES":      &c.Collector.ProfilesFile,
+		// Credentials of the embedded server's listener.
+		"BOMSTREAM_NATS_LISTEN_TOKEN":    &c.Stream.ListenAuth.Token,
+		"BOMSTREAM_NATS_LISTEN_USER":     &c.Stream.ListenAuth.User,
+		"BOMSTREAM_NATS_LISTEN_PASSWORD": &c.Stream.ListenAuth.Password,
+		"BOMSTREAM_MANIFESTS":            &c.Manifests.Dir,
+		"BOMSTREAM_HTTP_LISTEN":          &c.HTTP.Listen,
+		"BOMSTREAM_LOG_LEVEL":            &c.Log.Level,
+		"BOMSTREAM_LOG_FORMAT":           &c.Log.Format,
+		"BOMSTREAM_RULES":                &c.Transformer.RulesFile,
+		"BOMSTREAM_PROFILES":             &c.Collector.ProfilesFile,
 	}
 	for k, p := range str {
 		if v := getenv(k); v != "" {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks/registry"
 )
 
@@ -22,11 +22,11 @@ func TestRenderExamplesToStdout(t *testing.T) {
 	if err := run(context.Background(), []string{"render", "-f", "../../examples"}, testEnv(&out, &errOut)); err != nil {
 		t.Fatalf("render: %v\n%s", err, errOut.String())
 	}
-	dir, err := schemas.CycloneDXSchemaDir()
+	dir, err := validate.CycloneDXSchemaDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := schemas.NewValidator(dir)
+	v, err := validate.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -198,3 +198,23 @@ func TestABAIsThreeVersions(t *testing.T) {
 		t.Fatalf("%d immutable BOM files, want 2: %v", immutable, files)
 	}
 }
+
+// Defect 9: --nats-listen on a non-loopback address served an
+// unauthenticated JetStream. It is refused with a message saying what to do,
+// before anything is created.
+func TestNonLoopbackListenWithoutCredentialsIsRefused(t *testing.T) {
+	v := newVersionsEnv(t)
+	v.write(vllm("v0.10.1"), t1)
+	r := v.c.run("run", "--manifests", v.manifests, "--once", "--data-dir", v.data, "--sink-dir", v.sink, "--nats-listen", "0.0.0.0:0")
+	if r.err == nil || !strings.Contains(r.err.Error(), "not a loopback address") || !strings.Contains(r.err.Error(), "BOMSTREAM_NATS_LISTEN_TOKEN") {
+		t.Fatalf("got %v", r.err)
+	}
+	if _, err := os.Stat(v.data); !os.IsNotExist(err) {
+		t.Fatalf("the refused run created %s (%v)", v.data, err)
+	}
+	v.c.vars["BOMSTREAM_NATS_LISTEN_TOKEN"] = "s3cr3t-token-value"
+	r = v.c.mustRun("run", "--manifests", v.manifests, "--once", "--data-dir", v.data, "--sink-dir", v.sink, "--nats-listen", "0.0.0.0:0")
+	if strings.Contains(r.stdout+r.stderr, "s3cr3t-token-value") {
+		t.Fatal("the listener token reached the output")
+	}
+}

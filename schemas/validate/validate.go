@@ -1,4 +1,9 @@
-package schemas
+// Package validate checks bomstream's events and BOMs against their JSON
+// Schemas: the event schemas in json/ (the contract of the CHANGES stream,
+// embedded) and the official CycloneDX 1.6 schema. It is for tests and
+// tools; package schemas, the contract the stages share, stays free of
+// dependencies.
+package validate
 
 import (
 	"bytes"
@@ -12,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 //go:embed json/*.schema.json
@@ -26,16 +33,16 @@ const (
 )
 
 // Validator checks events and BOMs against their JSON Schemas. The schemas are
-// compiled once, by NewValidator; a Validator is safe for concurrent use.
+// compiled once, by New; a Validator is safe for concurrent use.
 type Validator struct {
 	events map[string]*jsonschema.Schema // by event type
 	bom    *jsonschema.Schema            // nil when built without CycloneDX schemas
 }
 
-// NewValidator compiles the event schemas and, when cdxDir is not empty, the
+// New compiles the event schemas and, when cdxDir is not empty, the
 // CycloneDX 1.6 JSON schema found in that folder (bom-1.6.schema.json with the
 // spdx and jsf schemas it references). See CycloneDXSchemaDir.
-func NewValidator(cdxDir string) (*Validator, error) {
+func New(cdxDir string) (*Validator, error) {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	names, err := fs.Glob(eventSchemas, "json/*.schema.json")
@@ -49,8 +56,8 @@ func NewValidator(cdxDir string) (*Validator, error) {
 	}
 	v := &Validator{events: map[string]*jsonschema.Schema{}}
 	for typ, file := range map[string]string{
-		TypeObserved: "workload-observed.v1.schema.json",
-		TypeDeleted:  "workload-deleted.v1.schema.json",
+		schemas.TypeObserved: "workload-observed.v1.schema.json",
+		schemas.TypeDeleted:  "workload-deleted.v1.schema.json",
 	} {
 		s, err := c.Compile(schemaBase + file)
 		if err != nil {
