@@ -1,6 +1,9 @@
 package schemas
 
 import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -59,5 +62,30 @@ func TestParseKey(t *testing.T) {
 	}
 	if _, _, _, err := ParseKey("Deployment/x"); err == nil {
 		t.Fatal("two segments parsed")
+	}
+}
+
+// The contract package depends on the standard library only: every stage
+// imports it, and none should drag a dependency in through it.
+func TestSchemasImportsOnlyTheStandardLibrary(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if first := strings.Split(path, "/")[0]; strings.Contains(first, ".") || path == "os/exec" {
+				t.Errorf("%s imports %s", f, path)
+			}
+		}
 	}
 }
