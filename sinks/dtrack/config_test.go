@@ -75,7 +75,7 @@ func TestNewReadsTheKeyFromFileOrEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 1, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 1, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	if s.Name() != "dt" {
@@ -117,7 +117,7 @@ func TestMetricsRegisterTwice(t *testing.T) {
 		}
 		ss = append(ss, s)
 	}
-	if err := ss[1].Export(ctx, aiBOM(t, workload("ml", "chat"), 1, runtime("vllm", "0.8.4"))); err != nil {
+	if err := ss[1].Export(ctx, aiBOM(t, workload("ml", "chat"), 1, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	mfs, err := reg.Gather()

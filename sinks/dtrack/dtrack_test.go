@@ -74,7 +74,7 @@ func TestExportCreatesProjectsAndHierarchy(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, func(c *dtrack.Config) { c.Tags = []string{"Team:ML"} })
 	w := workload("ml", "chat")
-	b := aiBOM(t, w, 10, runtime("vllm", "0.8.4"), model("meta-llama/Llama-3.1-8B-Instruct", "0e9e39f"), image("docker.io/vllm/vllm-openai", "v0.8.4"))
+	b := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"), model("meta-llama/Llama-3.1-8B-Instruct", "0e9e39f"), image("docker.io/vllm/vllm-openai", "v0.8.4"))
 	if err := s.Export(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +104,13 @@ func TestExportCreatesProjectsAndHierarchy(t *testing.T) {
 	// A second workload in the same namespace reuses the parents (cached:
 	// no more lookups of them), one in another namespace gets its own.
 	lookups := dt.Calls("GET /api/v1/project/lookup")
-	if err := s.Export(ctx, aiBOM(t, workload("ml", "embed"), 11, runtime("tei", "1.5"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, workload("ml", "embed"), 11, runtimePart("tei", "1.5"))); err != nil {
 		t.Fatal(err)
 	}
 	if got := dt.Calls("GET /api/v1/project/lookup") - lookups; got > 3 {
 		t.Errorf("%d lookups for a second workload of a known namespace", got)
 	}
-	if err := s.Export(ctx, aiBOM(t, workload("search", "rank"), 12, runtime("triton", "24.05"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, workload("search", "rank"), 12, runtimePart("triton", "24.05"))); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustProject(t, dt, "dev/search"); got.Parent != cluster.UUID {
@@ -153,8 +153,8 @@ func TestSecondVersionReplacesTheFirst(t *testing.T) {
 	s := newSink(t, dt, allPerms, nil)
 	w := workload("ml", "chat")
 	llama := model("meta-llama/Llama-3.1-8B-Instruct", "0e9e39f")
-	v1 := aiBOM(t, w, 10, runtime("vllm", "0.8.4"), llama)
-	v2 := aiBOM(t, w, 20, runtime("sglang", "0.4.6"), llama)
+	v1 := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"), llama)
+	v2 := aiBOM(t, w, 20, runtimePart("sglang", "0.4.6"), llama)
 	for _, b := range []sinks.BOM{v1, v2} {
 		if err := s.Export(ctx, b); err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestTombstoneDeactivatesAndANewBOMReactivates(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, nil)
 	w := workload("ml", "chat")
-	b := aiBOM(t, w, 10, runtime("vllm", "0.8.4"))
+	b := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))
 	if err := s.Export(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestTombstoneDeactivatesAndANewBOMReactivates(t *testing.T) {
 	if !mustProject(t, dt, "dev/ml").Active {
 		t.Fatal("namespace project deactivated")
 	}
-	b2 := aiBOM(t, w, 30, runtime("vllm", "0.9.0"))
+	b2 := aiBOM(t, w, 30, runtimePart("vllm", "0.9.0"))
 	if err := s.Export(ctx, b2); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestTombstoneModes(t *testing.T) {
 			dt := newDouble(t, dtracktest.Options{})
 			s := newSink(t, dt, allPerms, func(c *dtrack.Config) { c.OnTombstone = mode })
 			w := workload("ml", "chat")
-			if err := s.Export(ctx, aiBOM(t, w, 10, runtime("vllm", "0.8.4"))); err != nil {
+			if err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Tombstone(ctx, tombstone(w, 20)); err != nil {
@@ -262,7 +262,7 @@ func TestStaleTombstoneIsIgnored(t *testing.T) {
 	s := newSink(t, dt, allPerms, nil)
 	old, recreated := workload("ml", "chat"), workload("ml", "chat")
 	recreated.UID = "uid-new"
-	if err := s.Export(ctx, aiBOM(t, recreated, 30, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, recreated, 30, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Tombstone(ctx, tombstone(old, 20)); err != nil {
@@ -282,7 +282,7 @@ func TestTemplates(t *testing.T) {
 		c.NamespaceProject = "k8s-{{.Cluster}}-{{.Namespace}}"
 		c.ParentVersion = "v1"
 	})
-	if err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	cl, ok1 := dt.Project("k8s-dev", "v1")
@@ -297,7 +297,7 @@ func TestHierarchyOff(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, func(c *dtrack.Config) { f := false; c.Hierarchy = &f })
 	w := workload("ml", "chat")
-	if err := s.Export(ctx, aiBOM(t, w, 10, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	if p := mustProject(t, dt, projectName(w)); p.Parent != "" || len(dt.Projects()) != 1 {
@@ -313,7 +313,7 @@ func TestExistingProjectIsMovedUnderItsParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSink(t, dt, allPerms, nil)
-	if err := s.Export(ctx, aiBOM(t, w, 10, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	if p := mustProject(t, dt, projectName(w)); p.Parent != mustProject(t, dt, "dev/ml").UUID || !p.Active {
@@ -325,7 +325,7 @@ func TestClusterScopedWorkloadGoesUnderTheCluster(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, nil)
 	w := schemas.Workload{Cluster: "dev", APIVersion: "serving.kserve.io/v1alpha1", Kind: "ClusterServingRuntime", Name: "vllm", UID: "u1"}
-	if err := s.Export(ctx, aiBOM(t, w, 10, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	p := mustProject(t, dt, "dev//ClusterServingRuntime/vllm")
@@ -340,7 +340,7 @@ func TestKeyWithoutProjectCreationPermission(t *testing.T) {
 	t.Run("hierarchy off: the upload is refused", func(t *testing.T) {
 		dt := newDouble(t, dtracktest.Options{})
 		s := newSink(t, dt, []string{dtracktest.BOMUpload, dtracktest.ViewPortfolio}, func(c *dtrack.Config) { f := false; c.Hierarchy = &f })
-		err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4")))
+		err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4")))
 		if !sinks.IsPermanent(err) {
 			t.Fatalf("got %v, want a permanent error", err)
 		}
@@ -355,7 +355,7 @@ func TestKeyWithoutProjectCreationPermission(t *testing.T) {
 	t.Run("hierarchy on: the parent cannot be created", func(t *testing.T) {
 		dt := newDouble(t, dtracktest.Options{})
 		s := newSink(t, dt, []string{dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.ProjectCreationUpload}, nil)
-		err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4")))
+		err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4")))
 		if !sinks.IsPermanent(err) {
 			t.Fatalf("got %v, want a permanent error", err)
 		}
@@ -376,7 +376,7 @@ func TestMissingPermissionsAndBadKeysArePermanent(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dt := newDouble(t, dtracktest.Options{})
 			s := newSink(t, dt, c.perms, nil)
-			err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4")))
+			err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4")))
 			if !sinks.IsPermanent(err) {
 				t.Fatalf("got %v, want permanent", err)
 			}
@@ -388,7 +388,7 @@ func TestMissingPermissionsAndBadKeysArePermanent(t *testing.T) {
 		dt := newDouble(t, dtracktest.Options{})
 		s := newSink(t, dt, allPerms, nil)
 		dt.RevokeKey(s.key)
-		err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4")))
+		err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4")))
 		if !sinks.IsPermanent(err) {
 			t.Fatalf("got %v, want permanent", err)
 		}
@@ -400,7 +400,7 @@ func TestMissingPermissionsAndBadKeysArePermanent(t *testing.T) {
 func TestAutoCreateOffAndNoProjectIsPermanent(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, func(c *dtrack.Config) { f := false; c.AutoCreate = &f })
-	err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4")))
+	err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4")))
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
 	}
@@ -410,7 +410,7 @@ func TestAutoCreateOffAndNoProjectIsPermanent(t *testing.T) {
 	if _, err := dt.CreateProject(dtracktest.Project{Name: "dev/ml/Deployment/chat", Version: "current", Active: true, Parent: ns.UUID}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -420,7 +420,7 @@ func TestBOMOverThePutLimitGoesMultipart(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, nil)
 	w := workload("ml", "huge")
-	padded := runtime("vllm", "0.8.4")
+	padded := runtimePart("vllm", "0.8.4")
 	padded.Note = strings.Repeat("n", dtrack.PutLimit*3/4+1)
 	models := []part{padded, model("meta-llama/Llama-3.1-8B-Instruct", "0e9e39f")}
 	b := aiBOM(t, w, 10, models...)
@@ -438,7 +438,7 @@ func TestBOMOverThePutLimitGoesMultipart(t *testing.T) {
 		t.Fatalf("project after the multipart upload: hash %s, %d components, tags %v", p.BomHash, len(p.Components), p.Tags)
 	}
 	// A small one goes with PUT.
-	if err := s.Export(ctx, aiBOM(t, workload("ml", "small"), 11, runtime("vllm", "0.8.4"))); err != nil {
+	if err := s.Export(ctx, aiBOM(t, workload("ml", "small"), 11, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
 	if dt.Calls("PUT /api/v1/bom") != 1 {
@@ -452,7 +452,7 @@ func TestRejectedBOMIsPermanentWithTheServersReason(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, nil)
 	w := workload("ml", "chat")
-	b := aiBOM(t, w, 10, runtime("vllm", "0.8.4"))
+	b := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))
 	dt.RejectBOM(b.BomHash, "$.components[0].licenses: must be an array", "$.metadata.tools: is deprecated")
 	err := s.Export(ctx, b)
 	if !sinks.IsPermanent(err) {
@@ -484,7 +484,7 @@ func TestRejectedBOMIsPermanentWithTheServersReason(t *testing.T) {
 func TestProcessingFailureIsPermanent(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{ProcessingDelay: 20 * time.Millisecond})
 	s := newSink(t, dt, allPerms, nil)
-	b := aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4"), part{Type: "cryptographic-asset", Name: "aes"})
+	b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"), part{Type: "cryptographic-asset", Name: "aes"})
 	err := s.Export(ctx, b)
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
@@ -502,7 +502,7 @@ func TestCollectionProjectIsPermanent(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSink(t, dt, allPerms, func(c *dtrack.Config) { f := false; c.Hierarchy = &f })
-	err := s.Export(ctx, aiBOM(t, w, 10, runtime("vllm", "0.8.4")))
+	err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4")))
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
 	}
@@ -513,7 +513,7 @@ func TestCollectionProjectIsPermanent(t *testing.T) {
 func TestOutagesAndConnectionErrorsAreTransient(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{})
 	s := newSink(t, dt, allPerms, nil)
-	b := aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4"))
+	b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))
 	dt.Down(0)
 	err := s.Export(ctx, b) // the first call: /api/version answers 503
 	if err == nil || sinks.IsPermanent(err) {
@@ -529,7 +529,7 @@ func TestOutagesAndConnectionErrorsAreTransient(t *testing.T) {
 		t.Fatalf("tombstone during an outage: got %v, want a transient error", err)
 	}
 	dt.Close()
-	err = s.Export(ctx, aiBOM(t, workload("ml", "other"), 11, runtime("vllm", "0.8.4")))
+	err = s.Export(ctx, aiBOM(t, workload("ml", "other"), 11, runtimePart("vllm", "0.8.4")))
 	if err == nil || sinks.IsPermanent(err) {
 		t.Fatalf("server gone: got %v, want a transient error", err)
 	}
@@ -545,10 +545,10 @@ func TestOutageWhileWaitingDoesNotUploadTwice(t *testing.T) {
 	w := workload("ml", "chat")
 	// Connect and create the parents; this import too outlasts the timeout,
 	// and the retries resume it.
-	if err := exportEventually(t, s, aiBOM(t, w, 5, runtime("vllm", "0.8.3"))); err != nil {
+	if err := exportEventually(t, s, aiBOM(t, w, 5, runtimePart("vllm", "0.8.3"))); err != nil {
 		t.Fatal(err)
 	}
-	b := aiBOM(t, w, 10, runtime("vllm", "0.8.4"))
+	b := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))
 	go func() {
 		// The upload is in; the API goes down while the sink polls.
 		for dt.Calls("PUT /api/v1/bom") < 2 {
@@ -576,7 +576,7 @@ func TestOutageWhileWaitingDoesNotUploadTwice(t *testing.T) {
 func TestCanceledWaitResumes(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{ProcessingDelay: 200 * time.Millisecond})
 	s := newSink(t, dt, allPerms, nil)
-	b := aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4"))
+	b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
 		for dt.Calls("PUT /api/v1/bom") < 1 {
@@ -598,7 +598,7 @@ func TestCanceledWaitResumes(t *testing.T) {
 func TestOldServerIsPermanent(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{Version: "4.11.7"})
 	s := newSink(t, dt, allPerms, nil)
-	err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtime("vllm", "0.8.4")))
+	err := s.Export(ctx, aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4")))
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
 	}

@@ -186,7 +186,7 @@ func isDetail(body, text string) bool {
 // resume.
 func (s *Sink) await(ctx context.Context, c *dtrack.Client, t target, token string, before int) (dtrack.Project, error) {
 	deadline := time.Now().Add(s.cfg.ProcessingTimeout)
-	delay := 5 * time.Millisecond
+	delay := 2 * time.Millisecond
 	var last error
 	for {
 		processing, perr := c.Event.IsBeingProcessed(ctx, dtrack.EventToken(token))

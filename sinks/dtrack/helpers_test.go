@@ -112,7 +112,7 @@ type part struct {
 	Note                      string // a bomstream:note property, to make big BOMs
 }
 
-func runtime(name, version string) part {
+func runtimePart(name, version string) part {
 	return part{Type: "application", Name: name, Version: version, Purl: "pkg:pypi/" + name + "@" + version, Runtime: name}
 }
 

@@ -109,7 +109,7 @@ func TestOutageInTheMiddleOf500BOMs(t *testing.T) {
 	var boms []sinks.BOM
 	for i := range n {
 		w := workload(fmt.Sprintf("ns-%d", i%7), fmt.Sprintf("model-%03d", i))
-		b := aiBOM(t, w, uint64(1000+i), runtime("vllm", "0.8."+strconv.Itoa(i%5)), model(fmt.Sprintf("org/m-%d", i), "r1"))
+		b := aiBOM(t, w, uint64(1000+i), runtimePart("vllm", "0.8."+strconv.Itoa(i%5)), model(fmt.Sprintf("org/m-%d", i), "r1"))
 		boms = append(boms, b)
 		p.publish(t, b)
 	}

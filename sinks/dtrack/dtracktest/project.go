@@ -175,7 +175,10 @@ func (s *Server) add(p *project) {
 		s.clearLatest(p.Name, p.UUID)
 	}
 	s.projects[p.UUID] = p
+	s.byNameIdx[nameKey(p.Name, p.Version)] = p
 }
+
+func nameKey(name, version string) string { return name + "\x00" + version }
 
 func (s *Server) clearLatest(name, except string) {
 	for _, o := range s.projects {
@@ -186,12 +189,7 @@ func (s *Server) clearLatest(name, except string) {
 }
 
 func (s *Server) byName(name, version string) *project {
-	for _, p := range s.projects {
-		if p.Name == name && p.Version == version {
-			return p
-		}
-	}
-	return nil
+	return s.byNameIdx[nameKey(name, version)]
 }
 
 func (s *Server) sorted() []*project {
@@ -304,11 +302,12 @@ func (s *Server) render(p *project, withVersions bool) projectJSON {
 		out.Parent = &refJSON{UUID: parent.UUID, Name: parent.Name, Version: parent.Version}
 	}
 	if withVersions {
-		for _, o := range s.sorted() {
+		for _, o := range s.projects {
 			if o.Name == p.Name {
 				out.Versions = append(out.Versions, versionJSON{UUID: o.UUID, Version: o.Version, Active: o.Active})
 			}
 		}
+		sort.Slice(out.Versions, func(i, j int) bool { return out.Versions[i].Version > out.Versions[j].Version })
 	}
 	return out
 }
@@ -758,7 +757,9 @@ func (s *Server) commitUpdate(p, next *project) {
 	if next.IsLatest && !p.IsLatest {
 		s.clearLatest(next.Name, p.UUID)
 	}
+	delete(s.byNameIdx, nameKey(p.Name, p.Version))
 	*p = *next
+	s.byNameIdx[nameKey(p.Name, p.Version)] = p
 }
 
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) {
@@ -782,6 +783,9 @@ func (s *Server) deleteTree(uuid string) {
 		if p.Parent == uuid {
 			s.deleteTree(p.UUID)
 		}
+	}
+	if p := s.projects[uuid]; p != nil {
+		delete(s.byNameIdx, nameKey(p.Name, p.Version))
 	}
 	delete(s.projects, uuid)
 	for _, j := range s.queues[uuid] {

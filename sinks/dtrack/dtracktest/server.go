@@ -64,6 +64,7 @@ type Server struct {
 	team      string
 	keys      map[string]map[string]bool // key -> permission set
 	projects  map[string]*project        // by uuid
+	byNameIdx map[string]*project        // by nameKey(name, version)
 	tokens    map[string]bool            // token -> processing
 	queues    map[string][]job           // project uuid -> uploads waiting
 	working   map[string]bool            // project uuid -> a worker runs
@@ -118,7 +119,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, version: v, validator: val, team: "bomstream",
-		keys: map[string]map[string]bool{}, projects: map[string]*project{},
+		keys: map[string]map[string]bool{}, projects: map[string]*project{}, byNameIdx: map[string]*project{},
 		tokens: map[string]bool{}, queues: map[string][]job{}, working: map[string]bool{},
 		rejects: map[int]RejectFunc{}, byHash: map[string]int{}, calls: map[string]int{},
 		processed: map[string]int{}, failed: map[string]int{}, closing: make(chan struct{}),
