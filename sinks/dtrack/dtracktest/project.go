@@ -356,18 +356,17 @@ func (s *Server) knownProjectField(field string) bool {
 
 // decodeProject maps a Project body, writing the mapping or validation 400
 // itself; ok is false when it did.
-func (s *Server) decodeProject(w http.ResponseWriter, r *http.Request) (in projectIn, present map[string]bool, ok bool) {
+func (s *Server) decodeProject(w http.ResponseWriter, r *http.Request) (in projectIn, ok bool) {
 	if !isMediaType(r, "application/json") {
 		w.WriteHeader(http.StatusUnsupportedMediaType)
-		return in, nil, false
+		return in, false
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(r.Body)
 	if err := dec.Decode(&raw); err != nil {
 		writeMappingProblem(w, err.Error())
-		return in, nil, false
+		return in, false
 	}
-	present = map[string]bool{}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
 		keys = append(keys, k)
@@ -376,22 +375,21 @@ func (s *Server) decodeProject(w http.ResponseWriter, r *http.Request) (in proje
 	for _, k := range keys {
 		if !s.knownProjectField(k) {
 			writeMappingProblem(w, fmt.Sprintf(`Unrecognized field %q (class org.dependencytrack.model.Project), not marked as ignorable`, k))
-			return in, nil, false
+			return in, false
 		}
-		present[k] = true
 	}
 	b, _ := json.Marshal(raw)
 	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&in); err != nil {
 		writeMappingProblem(w, err.Error())
-		return in, nil, false
+		return in, false
 	}
 	if in.Classifier != nil && !slices.Contains(classifiers, *in.Classifier) {
 		writeMappingProblem(w, fmt.Sprintf("Cannot deserialize value of type `org.dependencytrack.model.Classifier` from String %q: not one of the values accepted for Enum class", *in.Classifier))
-		return in, nil, false
+		return in, false
 	}
 	if in.CollectionLogic != nil && !slices.Contains(collectionLogics, *in.CollectionLogic) {
 		writeMappingProblem(w, fmt.Sprintf("Cannot deserialize value of type `org.dependencytrack.model.ProjectCollectionLogic` from String %q: not one of the values accepted for Enum class", *in.CollectionLogic))
-		return in, nil, false
+		return in, false
 	}
 	trim := func(p **string) {
 		if *p != nil {
@@ -403,7 +401,7 @@ func (s *Server) decodeProject(w http.ResponseWriter, r *http.Request) (in proje
 	trim(&in.Version)
 	trim(&in.Description)
 	trim(&in.Group)
-	return in, present, true
+	return in, true
 }
 
 func (in projectIn) tagNames() []string {
@@ -537,7 +535,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 	if s.authorize(w, r, PortfolioManagement) == nil {
 		return
 	}
-	in, _, ok := s.decodeProject(w, r)
+	in, ok := s.decodeProject(w, r)
 	if !ok {
 		return
 	}
@@ -592,7 +590,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
 	if s.authorize(w, r, PortfolioManagement) == nil {
 		return
 	}
-	in, _, ok := s.decodeProject(w, r)
+	in, ok := s.decodeProject(w, r)
 	if !ok {
 		return
 	}
@@ -649,7 +647,7 @@ func (s *Server) patchProject(w http.ResponseWriter, r *http.Request) {
 		writeViolations(w, violation{Message: "Invalid UUID", Template: "Invalid UUID", Path: "patchProject.arg0", Value: &uuid})
 		return
 	}
-	in, _, ok := s.decodeProject(w, r)
+	in, ok := s.decodeProject(w, r)
 	if !ok {
 		return
 	}
