@@ -221,6 +221,38 @@ func TestTombstoneDeactivatesAndANewBOMReactivates(t *testing.T) {
 	}
 }
 
+// When the reactivation fails after the import, the retry only reactivates:
+// it does not upload the BOM again.
+func TestFailedReactivationIsRetriedWithoutAnotherUpload(t *testing.T) {
+	dt := newDouble(t, dtracktest.Options{})
+	s := newSink(t, dt, allPerms, nil)
+	w := workload("ml", "chat")
+	if err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tombstone(ctx, tombstone(w, 20)); err != nil {
+		t.Fatal(err)
+	}
+	dt.SetPermissions(s.key, dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.ProjectCreationUpload)
+	b := aiBOM(t, w, 30, runtimePart("vllm", "0.9.0"))
+	err := s.Export(ctx, b)
+	if !sinks.IsPermanent(err) {
+		t.Fatalf("got %v, want permanent", err)
+	}
+	mustContain(t, err, "lacks the PORTFOLIO_MANAGEMENT permission")
+	dt.SetPermissions(s.key, allPerms...)
+	puts := dt.Calls("PUT /api/v1/bom")
+	if err := s.Export(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if dt.Calls("PUT /api/v1/bom") != puts || dt.Processed(b.BomHash) != 1 {
+		t.Fatalf("uploaded again: %d puts after, %d before; %d imports", dt.Calls("PUT /api/v1/bom"), puts, dt.Processed(b.BomHash))
+	}
+	if p := mustProject(t, dt, projectName(w)); !p.Active || p.BomHash != b.BomHash {
+		t.Fatalf("project: %+v", p)
+	}
+}
+
 func TestTombstoneModes(t *testing.T) {
 	for _, mode := range []string{dtrack.TombstoneDelete, dtrack.TombstoneKeep} {
 		t.Run(mode, func(t *testing.T) {

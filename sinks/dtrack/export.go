@@ -59,10 +59,11 @@ func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.B
 	}
 	if found && st.bomHash == b.BomHash {
 		switch {
-		case st.token == "" && cur.LastBOMImport == st.imported && cur.Active:
-			// Imported by this process and untouched since.
-			s.log.Debug("already exported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash))
-			return nil
+		case st.token == "" && cur.LastBOMImport == st.imported:
+			// Imported by this process and untouched since; only the
+			// reactivation may be missing (it failed after the import).
+			s.log.Debug("already imported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash))
+			return s.imported(ctx, c, t, b, cur, nil)
 		case st.token != "":
 			// An earlier attempt uploaded this BOM and gave up waiting (an
 			// outage, a timeout, a canceled context): wait again rather
