@@ -1,0 +1,52 @@
+// Package dtrack is the sink that keeps each workload's AI-BOM in
+// Dependency-Track, through DependencyTrack/client-go, held to the API
+// contract in ../shared/docs/DEPENDENCY-TRACK.md.
+//
+// Every workload has one project, named by templates over its identity
+// (default "<cluster>/<namespace>/<kind>/<name>", version "current"). With
+// the hierarchy on (the default) it sits under a project per namespace
+// ("<cluster>/<namespace>"), itself under a project per cluster
+// ("<cluster>"); the sink creates those parents when missing and caches
+// their UUIDs. An export goes like this:
+//
+//	lookup project ──▶ ensure parents ──▶ PUT /api/v1/bom (autoCreate, parentUUID, tags, base64 BOM)
+//	                                          │  or multipart POST when the base64 form is over 20,000,000 characters
+//	                                          ▼
+//	                         poll GET /api/v1/event/token/{token} and the project's lastBomImport
+//	                                          │  imported: lastBomImport moved
+//	                                          ▼
+//	                         PATCH active (and parent) when the project was inactive or elsewhere
+//
+// Dependency-Track processes an upload asynchronously and its token answers
+// processing:false for success, failure and unknown tokens alike, so the
+// import is confirmed by the project's lastBomImport moving; a token that
+// ends without that is a processing failure, which retrying the same bytes
+// cannot fix (permanent). The wait is bounded (processingTimeout) and
+// survives an outage: errors while polling do not end it, and when it does
+// end unconfirmed the token is kept, so that the retry waits again instead
+// of uploading a second time. An Export of the BOM this process last
+// imported into an untouched project is a no-op. Dependency-Track replaces
+// a project's components with each upload, so the sink keeps only the
+// latest state (SinkType.LatestOnly); the history stays in the stream.
+//
+// Each project carries the tags cluster:<name>, namespace:<name>,
+// kind:<kind>, runtime:<name> for each serving runtime in the BOM, and the
+// configured ones, lower-cased; they replace the project's tags on every
+// upload (Dependency-Track does so only for a key holding
+// PORTFOLIO_MANAGEMENT). A tombstone deactivates the project (PATCH with
+// active false and isLatest as it was, since PATCH takes an absent active
+// as true and an absent isLatest as false), deletes it, or keeps it; a
+// later BOM of the same workload reactivates it.
+//
+// Errors: 401 and 403 are permanent and name the permission the key lacks;
+// a 404 for the project (autoCreate off) and every 400 (the schema errors
+// Dependency-Track lists, a collection project, ...) are permanent and carry
+// the server's reason; 5xx, 408, 429, timeouts and connection errors are
+// transient. The API key, read from a file or an environment variable, is
+// only ever put in the X-Api-Key header.
+//
+// The sink connects lazily: client-go reads /api/version when it is built,
+// so New never fails because the server is down. Check (sinks.Checker)
+// reports whether the server answers with version 4.12.0 or later, whether
+// the key is valid, and which needed permission its team lacks.
+package dtrack

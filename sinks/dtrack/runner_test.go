@@ -1,0 +1,157 @@
+package dtrack_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/dtrack"
+	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
+	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream"
+)
+
+// pipeline is a sink consuming BOMS on an embedded JetStream through the
+// real runner. runPipeline is the one place this package's tests wire the
+// runner, so that a change of its API is met here alone.
+type pipeline struct {
+	bus     *stream.Bus
+	durable string
+	stats   func() (exported, deadLettered, retries uint64)
+}
+
+func runPipeline(t *testing.T, s sinks.Sink) pipeline {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	bus, err := stream.Open(ctx, stream.Config{DataDir: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(bus, s, runner.Config{
+		LatestOnly:  dtrack.SinkType.LatestOnly,
+		Concurrency: 8,
+		// Transient errors are retried until the outage ends.
+		MaxAttempts: 100_000, BaseBackoff: 20 * time.Millisecond, MaxBackoff: time.Second,
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("runner: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Error("runner did not stop")
+		}
+		bus.Close()
+	})
+	return pipeline{bus: bus, durable: "sink-" + s.Name(), stats: func() (uint64, uint64, uint64) {
+		st := r.Stats()
+		return st.Exported, st.DeadLettered, st.Retries
+	}}
+}
+
+// publish puts b on BOMS as the transformer does.
+func (p pipeline) publish(t *testing.T, b sinks.BOM) {
+	t.Helper()
+	m := nats.NewMsg(schemas.BOMsSubject(b.Workload))
+	m.Data = b.Body
+	m.Header.Set(schemas.HeaderBomHash, b.BomHash)
+	m.Header.Set(schemas.HeaderInputHash, b.InputHash)
+	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(b.ChangeSeq, 10))
+	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(b.Workload))
+	m.Header.Set(jetstream.MsgIDHeader, b.BomHash)
+	if _, err := p.bus.JS.PublishMsg(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p pipeline) caughtUp(t *testing.T) bool {
+	done, err := p.bus.CaughtUp(context.Background(), schemas.StreamBOMs, p.durable)
+	return err == nil && done
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A 30-second outage of Dependency-Track in the middle of 500 BOMs: every
+// BOM ends imported exactly once, none is lost or dead-lettered.
+func TestOutageInTheMiddleOf500BOMs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30-second outage")
+	}
+	const n, outage = 500, 30 * time.Second
+	dt := newDouble(t, dtracktest.Options{ProcessingDelay: time.Millisecond, AnalysisDelay: 5 * time.Millisecond})
+	s := newSink(t, dt, allPerms, func(c *dtrack.Config) {
+		c.RequestTimeout, c.ProcessingTimeout, c.PollInterval = 5*time.Second, 10*time.Second, 200*time.Millisecond
+	})
+	p := runPipeline(t, s.Sink)
+	var boms []sinks.BOM
+	for i := range n {
+		w := workload(fmt.Sprintf("ns-%d", i%7), fmt.Sprintf("model-%03d", i))
+		b := aiBOM(t, w, uint64(1000+i), runtimePart("vllm", "0.8."+strconv.Itoa(i%5)), model(fmt.Sprintf("org/m-%d", i), "r1"))
+		boms = append(boms, b)
+		p.publish(t, b)
+	}
+	imported := func() int {
+		total := 0
+		for _, c := range dt.ProcessedAll() {
+			total += c
+		}
+		return total
+	}
+	waitUntil(t, 2*time.Minute, "half the BOMs", func() bool { return imported() >= n/2 })
+	dt.Down(outage)
+	atDown, downAt := imported(), time.Now()
+	if atDown >= n {
+		t.Fatalf("all %d BOMs were imported before the outage", atDown)
+	}
+	_, _, retriesAtDown := p.stats()
+	t.Logf("outage of %s starts with %d of %d BOMs imported", outage, atDown, n)
+
+	waitUntil(t, outage+3*time.Minute, "every BOM", func() bool { return imported() >= n })
+	waitUntil(t, time.Minute, "the consumer to catch up", func() bool { return p.caughtUp(t) })
+	t.Logf("all imported %s after the outage began", time.Since(downAt).Round(time.Millisecond))
+	if time.Since(downAt) < outage {
+		t.Fatalf("all imported %s after an outage of %s began", time.Since(downAt), outage)
+	}
+	for _, b := range boms {
+		if c := dt.Processed(b.BomHash); c != 1 {
+			t.Errorf("%s imported %d times", b.Workload, c)
+		}
+		if pr := mustProject(t, dt, projectName(b.Workload)); pr.BomHash != b.BomHash || !pr.Active {
+			t.Errorf("%s: project holds %s (active %v)", b.Workload, pr.BomHash, pr.Active)
+		}
+	}
+	exported, dead, retries := p.stats()
+	if exported != n || dead != 0 {
+		t.Fatalf("runner: %d exported, %d dead-lettered; want %d and 0", exported, dead, n)
+	}
+	if retries == retriesAtDown {
+		t.Fatal("no retry during the outage: it was not felt")
+	}
+	if got := dt.Calls("PUT /api/v1/bom"); got < n {
+		t.Fatalf("%d uploads for %d BOMs", got, n)
+	}
+	s.assertNoKey(t)
+}
