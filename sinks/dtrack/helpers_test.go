@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/dtrack"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
@@ -21,7 +22,7 @@ import (
 
 var (
 	validatorOnce sync.Once
-	validator     *schemas.Validator
+	validator     *validate.Validator
 	validatorErr  error
 )
 
@@ -29,12 +30,12 @@ var (
 func newDouble(t testing.TB, opts dtracktest.Options) *dtracktest.Server {
 	t.Helper()
 	validatorOnce.Do(func() {
-		dir, err := schemas.CycloneDXSchemaDir()
+		dir, err := validate.CycloneDXSchemaDir()
 		if err != nil {
 			validatorErr = err
 			return
 		}
-		validator, validatorErr = schemas.NewValidator(dir)
+		validator, validatorErr = validate.New(dir)
 	})
 	if validatorErr != nil {
 		t.Fatal(validatorErr)

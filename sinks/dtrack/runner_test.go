@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
@@ -34,12 +33,10 @@ func runPipeline(t *testing.T, s sinks.Sink) pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(bus, s, runner.Config{
-		LatestOnly:  dtrack.SinkType.LatestOnly,
-		Concurrency: 8,
-		// Transient errors are retried until the outage ends.
-		MaxAttempts: 100_000, BaseBackoff: 20 * time.Millisecond, MaxBackoff: time.Second,
-	}, nil, nil)
+	cfg := runner.Config{}
+	// Transient errors are retried until the outage ends (MaxAttempts 0).
+	cfg.Concurrency, cfg.BaseBackoff, cfg.MaxBackoff = 8, 20*time.Millisecond, time.Second
+	r, err := runner.New(bus, s, cfg, dtrack.SinkType.LatestOnly, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +69,8 @@ func (p pipeline) publish(t *testing.T, b sinks.BOM) {
 	m.Header.Set(schemas.HeaderInputHash, b.InputHash)
 	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(b.ChangeSeq, 10))
 	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(b.Workload))
-	m.Header.Set(jetstream.MsgIDHeader, b.BomHash)
-	if _, err := p.bus.JS.PublishMsg(context.Background(), m); err != nil {
+	m.Header.Set(schemas.HeaderEventTime, b.Time.Format(time.RFC3339Nano))
+	if _, err := p.bus.Publish(context.Background(), m, schemas.BOMMsgID(b.Workload, b.ChangeSeq)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 func TestBuiltin(t *testing.T) {
 	r := Builtin()
-	if got := r.Types(); !reflect.DeepEqual(got, []string{"file", "stdout"}) {
+	if got := r.Types(); !reflect.DeepEqual(got, []string{"dependencytrack", "file", "stdout"}) {
 		t.Fatalf("types %v", got)
 	}
 	dir := t.TempDir()

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
 )
 
 var (
 	validatorOnce sync.Once
-	validator     *schemas.Validator
+	validator     *validate.Validator
 	validatorErr  error
 )
 
@@ -27,12 +27,12 @@ var (
 func start(t *testing.T, opts dtracktest.Options) *dtracktest.Server {
 	t.Helper()
 	validatorOnce.Do(func() {
-		dir, err := schemas.CycloneDXSchemaDir()
+		dir, err := validate.CycloneDXSchemaDir()
 		if err != nil {
 			validatorErr = err
 			return
 		}
-		validator, validatorErr = schemas.NewValidator(dir)
+		validator, validatorErr = validate.New(dir)
 	})
 	if validatorErr != nil {
 		t.Fatal(validatorErr)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/validate"
 )
 
 // Permission names, as Dependency-Track spells them.
@@ -42,7 +43,7 @@ type Options struct {
 	// Validator checks uploaded CycloneDX 1.6 BOMs. Nil builds one from
 	// schemas.CycloneDXSchemaDir (about 0.1 s); tests starting many servers
 	// may share one.
-	Validator *schemas.Validator
+	Validator *validate.Validator
 	// DisableValidation is the server property bom.validation.mode=DISABLED.
 	DisableValidation bool
 	// ProcessingDelay is how long an upload waits in the queue before it is
@@ -57,7 +58,7 @@ type Options struct {
 type Server struct {
 	opts      Options
 	version   semver
-	validator *schemas.Validator
+	validator *validate.Validator
 	srv       *httptest.Server
 
 	mu        sync.Mutex
@@ -109,11 +110,11 @@ func Start(opts Options) (*Server, error) {
 	}
 	val := opts.Validator
 	if val == nil && !opts.DisableValidation {
-		dir, err := schemas.CycloneDXSchemaDir()
+		dir, err := validate.CycloneDXSchemaDir()
 		if err != nil {
 			return nil, err
 		}
-		if val, err = schemas.NewValidator(dir); err != nil {
+		if val, err = validate.New(dir); err != nil {
 			return nil, err
 		}
 	}
