@@ -40,6 +40,12 @@ type Msg struct {
 	Delivered uint64
 	// Attempt counts the handler calls within this delivery, from 1.
 	Attempt int
+	// Redelivered says an earlier holder may have handled the message
+	// already: the server delivered it before, or the engine rewound the
+	// consumer after a crash, or created it again over a stream with
+	// history. Handlers with side effects beyond their idempotent store
+	// check what they did before.
+	Redelivered bool
 	// Time is when the stream stored the message.
 	Time time.Time
 }
@@ -86,6 +92,11 @@ type Engine struct {
 	// abandoned counts handler calls given up on that have not returned yet.
 	abandoned atomic.Int64
 	n         engineCounts
+	// recovered: messages at or below this sequence may have been handled
+	// by an earlier holder (see Msg.Redelivered); journal counts, for the
+	// ones the engine rewound after a crash, how often work on them began.
+	recovered atomic.Uint64
+	journal   *journal
 }
 
 // Counts are what an engine did since it was made.
@@ -229,19 +240,17 @@ func (e *Engine) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e.cfg.Claim && !created {
-		if err := e.unpin(ctx); err != nil {
-			e.log.Debug("unpin at start", zap.Error(err))
-		}
-	}
-	if created {
+	switch {
+	case created:
 		e.log.Info("consumer created", zap.String("durable", e.cfg.Durable), zap.String("stream", e.cfg.Stream))
-		if e.cfg.OnCreate != nil {
-			last, err := e.bus.LastSeq(ctx, e.cfg.Stream)
-			if err != nil {
-				return err
-			}
-			e.cfg.OnCreate(last)
+		last, err := e.bus.LastSeq(ctx, e.cfg.Stream)
+		if err != nil {
+			return err
+		}
+		e.recovered.Store(last)
+	case e.cfg.Claim:
+		if err := e.claim(ctx, cons); err != nil {
+			return err
 		}
 	}
 	it, err := cons.Messages(
@@ -503,10 +512,23 @@ func (d *dispatcher) handle(dl *delivery) {
 	dl.meta = meta
 	m := &Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data(), Seq: meta.Sequence.Stream,
 		Delivered: meta.NumDelivered, Time: meta.Timestamp}
+	m.Redelivered = m.Delivered > 1 || m.Seq <= e.recovered.Load()
 	if d.withAcks && meta.NumDelivered > uint64(e.cfg.MaxDeliver) {
 		reason := fmt.Sprintf("poison: delivered %d times without being settled (a stage crashed, hung or timed out while holding it); not worked on again", meta.NumDelivered)
 		d.deadLetter(dl, m, reason)
 		return
+	}
+	if d.withAcks && e.journal != nil && m.Seq <= e.recovered.Load() {
+		n, err := e.journal.begin(d.work, m.Seq)
+		if err != nil {
+			e.log.Warn("crash journal", zap.Uint64("seq", m.Seq), zap.Error(err))
+		}
+		defer e.journal.end(m.Seq)
+		if n > e.cfg.MaxDeliver {
+			reason := fmt.Sprintf("poison: the stage stopped without settling it %d times (it crashed while working on it); not worked on again", n)
+			d.deadLetter(dl, m, reason)
+			return
+		}
 	}
 	if meta.NumDelivered > 1 {
 		e.m.redeliveries.Inc()

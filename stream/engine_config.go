@@ -56,16 +56,14 @@ type EngineConfig struct {
 	// the engine is stopped. Default 10s.
 	DrainTimeout time.Duration `yaml:"drainTimeout"`
 
-	// Claim takes the consumer over at start without waiting for an earlier
-	// holder's pin to expire: for a process that owns the server (the
-	// embedded default), where any earlier holder is a dead process.
+	// Claim is for a process that owns the server (the embedded default),
+	// where any earlier holder of the consumer is a dead predecessor. At
+	// start the engine takes the consumer over at once (no waiting for the
+	// pin to expire) and rewinds it to its ack floor, so that what the dead
+	// process held is delivered again now and before anything newer: one
+	// workload's messages keep their order across a crash. The poison limit
+	// then counts the crashes while a message was in hand, in a journal.
 	Claim bool `yaml:"-"`
-
-	// OnCreate, when set, is called before consuming from a consumer the
-	// engine had to create (first start, or re-created after it was deleted),
-	// with the stream's last sequence at that moment: what the consumer will
-	// deliver up to there may have been handled already by an earlier one.
-	OnCreate func(lastSeq uint64) `yaml:"-"`
 }
 
 var (

@@ -370,10 +370,12 @@ func TestEngineRecreatesDeletedConsumer(t *testing.T) {
 	ctx := testContext(t)
 	publishN(t, b, []string{"x"}, 3)
 	var rec recorder
-	var created atomic.Int64
+	var redelivered atomic.Int64
 	cfg := testEngineConfig("recreate")
-	cfg.OnCreate = func(uint64) { created.Add(1) }
 	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+		if m.Redelivered {
+			redelivered.Add(1)
+		}
 		rec.add(m)
 		return nil
 	}, nil, nil)
@@ -387,8 +389,12 @@ func TestEngineRecreatesDeletedConsumer(t *testing.T) {
 	}
 	publishN(t, b, []string{"y"}, 2)
 	waitUntil(t, "re-created and caught up", func() bool {
-		return created.Load() == 2 && len(rec.of(schemas.SubjectBOMsPrefix+"t.y")) == 2 && caughtUp(t, b, "recreate")()
+		return len(rec.of(schemas.SubjectBOMsPrefix+"t.y")) == 2 && caughtUp(t, b, "recreate")()
 	})
+	// The re-created consumer delivers the history again, flagged as such.
+	if got := rec.of(schemas.SubjectBOMsPrefix + "t.x"); len(got) < 6 || redelivered.Load() < 3 {
+		t.Fatalf("after re-creation: x handled %v, %d flagged redelivered", got, redelivered.Load())
+	}
 	if e.Health().State != StateUp {
 		t.Fatalf("health after re-creation %+v", e.Health())
 	}
@@ -474,5 +480,105 @@ func TestEngineConfigValidate(t *testing.T) {
 	}
 	if err := (EngineConfig{}).Validate("x"); err != nil {
 		t.Fatalf("zero config: %v", err)
+	}
+}
+
+// crashingEngine runs an engine with Claim on its own TCP connection to
+// srv's server until its handler has taken the message "until", then drops
+// the connection without settling anything: a process killed mid-work.
+func crashingEngine(t *testing.T, srv *Bus, cfg EngineConfig, until string) {
+	t.Helper()
+	conn, err := Open(testContext(t), Config{URL: srv.ClientURL()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan struct{})
+	var once sync.Once
+	e, err := conn.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+		if string(m.Data) == until {
+			once.Do(func() { close(took) })
+		}
+		<-ctx.Done() // never finishes: the process dies first
+		return ctx.Err()
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = e.Run(ctx) }()
+	select {
+	case <-took:
+	case <-time.After(time.Minute):
+		t.Fatalf("the engine never took %s", until)
+	}
+	conn.Abort()
+	cancel()
+}
+
+// After a crash, an engine with Claim takes over at once and gets what the
+// dead process held again, in order and before newer messages.
+func TestClaimRewindsAfterCrash(t *testing.T) {
+	b := openEmbedded(t, Config{Listen: "127.0.0.1:0"})
+	publishN(t, b, []string{"a"}, 5)
+	cfg := testEngineConfig("claim")
+	cfg.Claim = true
+	cfg.AckWait = time.Minute // a redelivery by the server alone would come far too late
+	crashingEngine(t, b, cfg, "a:0")
+	publishN(t, b, []string{"b"}, 1)
+	m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t.a")
+	m.Data = []byte("a:5")
+	if _, err := b.Publish(testContext(t), m, ""); err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	var flagged atomic.Int64
+	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+		if m.Redelivered {
+			flagged.Add(1)
+		}
+		rec.add(m)
+		return nil
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEngine(t, e)
+	waitUntil(t, "all handled", func() bool { return rec.n.Load() == 7 && caughtUp(t, b, "claim")() })
+	if got := strings.Join(rec.of(schemas.SubjectBOMsPrefix+"t.a"), ","); got != "a:0,a:1,a:2,a:3,a:4,a:5" {
+		t.Fatalf("after the crash: %s", got)
+	}
+	if flagged.Load() < 5 {
+		t.Fatalf("%d messages flagged as redelivered, want at least the 5 the dead process held", flagged.Load())
+	}
+}
+
+// A message that kills the process every time it is worked on is
+// dead-lettered once the poison limit of crashes is reached, although each
+// restart rewinds the consumer (and so the server's delivery count).
+func TestClaimDeadLettersAMessageThatKeepsCrashingTheProcess(t *testing.T) {
+	b := openEmbedded(t, Config{Listen: "127.0.0.1:0"})
+	publishN(t, b, []string{"p"}, 2)
+	cfg := testEngineConfig("crashloop")
+	cfg.Claim = true
+	cfg.MaxDeliver = 3
+	for range cfg.MaxDeliver + 1 {
+		crashingEngine(t, b, cfg, "p:0")
+	}
+	var rec recorder
+	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+		rec.add(m)
+		return nil
+	}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEngine(t, e)
+	waitUntil(t, "settled", caughtUp(t, b, "crashloop"))
+	if got := strings.Join(rec.of(schemas.SubjectBOMsPrefix+"t.p"), ","); got != "p:1" {
+		t.Fatalf("handled %s, want only p:1", got)
+	}
+	dls := deadLetters(t, b, cfg.Stage)
+	if len(dls) != 1 || string(dls[0].Data) != "p:0" || !strings.Contains(dls[0].Reason, "crashed while working on it") {
+		t.Fatalf("dead letters %+v", dls)
 	}
 }

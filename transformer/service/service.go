@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,10 +53,6 @@ type Service struct {
 	eng    *stream.Engine
 	log    *zap.Logger
 	m      metrics
-	// recoverBelow: events at or below this CHANGES sequence may have been
-	// rendered by an earlier consumer (this one was created over a stream
-	// with history), so BOMS is checked before publishing again.
-	recoverBelow atomic.Uint64
 }
 
 // New checks cfg and registers the metrics on reg (nil registers none).
@@ -83,15 +78,6 @@ func New(bus *stream.Bus, r Renderer, cfg Config, log *zap.Logger, reg prometheu
 	ec.Description = "bomstream transformer: renders CHANGES into BOMS"
 	if ec.MaxAttempts == 0 {
 		ec.MaxAttempts = DefaultMaxAttempts
-	}
-	ec.OnCreate = func(last uint64) {
-		// Nothing can have been rendered before when BOMS is empty.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if n, err := bus.LastSeq(ctx, schemas.StreamBOMs); err == nil && n == 0 {
-			last = 0
-		}
-		s.recoverBelow.Store(last)
 	}
 	eng, err := bus.NewEngine(ec, s.handle, log, reg)
 	if err != nil {
@@ -128,8 +114,8 @@ func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
 		return stream.Permanent(fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, m.Seq))
 	}
 	subject := schemas.BOMsSubject(w)
-	if m.Delivered > 1 || m.Seq <= s.recoverBelow.Load() {
-		// An earlier delivery may have published before it was lost; its
+	if m.Redelivered {
+		// An earlier holder may have published before it was lost; the
 		// message id only protects within the duplicate window.
 		last, err := s.lastOutcome(ctx, subject)
 		if err != nil {

@@ -1,0 +1,126 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// claim takes cons over for a process that owns the server: its pin is
+// released, and, when a dead predecessor left messages unsettled, the
+// consumer is rewound to its ack floor so that they come again now, in
+// order, before anything newer. Work on them is counted in the crash
+// journal, which stands in for the server's delivery count (the rewind
+// clears it).
+func (e *Engine) claim(ctx context.Context, cons jetstream.Consumer) error {
+	if err := e.unpin(ctx); err != nil {
+		e.log.Debug("unpin at start", zap.Error(err))
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
+	}
+	if e.journal == nil {
+		if e.journal, err = e.bus.openJournal(ctx, e.cfg.Durable); err != nil {
+			return err
+		}
+	}
+	if info.NumAckPending == 0 && info.Delivered.Stream <= info.AckFloor.Stream {
+		return nil
+	}
+	if err := e.bus.resetConsumer(ctx, e.cfg.Stream, e.cfg.Durable); err != nil {
+		return err
+	}
+	e.recovered.Store(info.Delivered.Stream)
+	e.log.Info("a previous process left messages unsettled: taking them again from the ack floor",
+		zap.Uint64("ackFloor", info.AckFloor.Stream), zap.Uint64("delivered", info.Delivered.Stream), zap.Int("pending", info.NumAckPending))
+	return nil
+}
+
+// resetConsumer rewinds a consumer to its ack floor: every message after it
+// is delivered again, in order, as if for the first time.
+func (b *Bus) resetConsumer(ctx context.Context, streamName, durable string) error {
+	subj := "$JS.API.CONSUMER.RESET." + streamName + "." + durable
+	msg, err := b.nc.RequestWithContext(ctx, subj, nil)
+	if err != nil {
+		return fmt.Errorf("rewind consumer %s on %s: %w", durable, streamName, err)
+	}
+	var resp struct {
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return fmt.Errorf("rewind consumer %s on %s: %w", durable, streamName, err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("rewind consumer %s on %s: %s (%d)", durable, streamName, resp.Error.Description, resp.Error.Code)
+	}
+	return nil
+}
+
+// journal counts, per stream sequence, how often a stage began work on a
+// message that a crash then left unsettled: the poison limit across
+// rewinds. Entries live in the KV bucket "bomstream-journal", keyed
+// "<durable>.<seq>", and go once the message is settled.
+type journal struct {
+	kv      jetstream.KeyValue
+	durable string
+	log     *zap.Logger
+}
+
+func (b *Bus) openJournal(ctx context.Context, durable string) (*journal, error) {
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   "bomstream-journal",
+		Storage:  jetstream.FileStorage,
+		Replicas: b.cfg.replicas(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crash journal: %w", err)
+	}
+	return &journal{kv: kv, durable: durable, log: b.log}, nil
+}
+
+func (j *journal) key(seq uint64) string { return j.durable + "." + strconv.FormatUint(seq, 10) }
+
+// begin records that work on seq begins and returns how many times it has
+// begun, this one included.
+func (j *journal) begin(ctx context.Context, seq uint64) (int, error) {
+	key := j.key(seq)
+	for range 5 {
+		e, err := j.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if _, err := j.kv.Create(ctx, key, []byte("1")); err == nil {
+				return 1, nil
+			} else if !errors.Is(err, jetstream.ErrKeyExists) {
+				return 1, err
+			}
+		case err != nil:
+			return 1, err
+		default:
+			n, _ := strconv.Atoi(string(e.Value()))
+			n++
+			if _, err := j.kv.Update(ctx, key, []byte(strconv.Itoa(n)), e.Revision()); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return 1, fmt.Errorf("crash journal %s: kept changing", key)
+}
+
+// end forgets seq once it is settled.
+func (j *journal) end(seq uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := j.kv.Purge(ctx, j.key(seq)); err != nil {
+		j.log.Debug("crash journal", zap.Uint64("seq", seq), zap.Error(err))
+	}
+}
