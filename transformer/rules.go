@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 //go:embed rules.yaml
@@ -24,6 +27,56 @@ type RuleSet struct {
 	Models       ModelRules    `json:"models"`
 	ArgsEnv      []string      `json:"argsEnv,omitempty"`
 	BooleanFlags []string      `json:"booleanFlags,omitempty"`
+	// KeepValues are flags whose values rules read beyond the flag lists of
+	// settings, models, roles and runtimes (launch patterns, role patterns,
+	// hints), and ports. See Arguments.
+	KeepValues []string `json:"keepValues,omitempty"`
+}
+
+// Arguments declares what the rules read of a command line: every flag whose
+// value some rule reads, the flags that never take a value, and the env vars
+// read as arguments. The collector keeps only these values (schemas/arguments.json
+// is this declaration for the built-in rules).
+func (rs RuleSet) Arguments() schemas.Arguments {
+	values := map[string]bool{}
+	add := func(fs []string) {
+		for _, f := range fs {
+			values[f] = true
+		}
+	}
+	for _, s := range rs.Settings {
+		add(s.Flags)
+	}
+	m := rs.Models
+	add(m.Flags)
+	add(m.HFFlags)
+	add(m.RevisionFlags)
+	for _, rt := range rs.Runtimes {
+		add(rt.ModelFlags)
+		if rt.BackendFlag != nil {
+			add(rt.BackendFlag.Flags)
+		}
+	}
+	for _, ro := range rs.Roles {
+		if ro.Flag != "" && ro.Value != "" {
+			values[ro.Flag] = true
+		}
+	}
+	add(rs.KeepValues)
+	return schemas.Arguments{
+		ValueFlags:   sortedKeys(values),
+		BooleanFlags: sortedKeys(set(rs.BooleanFlags)),
+		ArgsEnv:      sortedKeys(set(rs.ArgsEnv)),
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // RuntimeRule says how one serving engine shows itself.
@@ -172,6 +225,7 @@ func mergeRules(base, user RuleSet) RuleSet {
 	base.Settings = append(base.Settings, user.Settings...)
 	base.BooleanFlags = append(base.BooleanFlags, user.BooleanFlags...)
 	base.ArgsEnv = append(base.ArgsEnv, user.ArgsEnv...)
+	base.KeepValues = append(base.KeepValues, user.KeepValues...)
 	m, u := &base.Models, user.Models
 	m.Flags = append(m.Flags, u.Flags...)
 	m.HFFlags = append(m.HFFlags, u.HFFlags...)
