@@ -17,6 +17,7 @@ type matchCache struct {
 	heads  sync.Map    // headKey -> []headMatch
 	words  sync.Map    // string -> *wordInfo
 	models [2]sync.Map // model value -> *modelInfo, for hf false and true
+	shells sync.Map    // script -> *shellScript
 	n      atomic.Int64
 }
 
@@ -216,4 +217,20 @@ func (c *matchCache) model(r *rules, v string, hf bool) *modelInfo {
 	info := r.classify(v, hf)
 	c.store(m, v, info)
 	return info
+}
+
+// maxCachedScript keeps long scripts out of the cache.
+const maxCachedScript = 4096
+
+// shell parses a script, or returns the parse cached for the same text.
+func (c *matchCache) shell(src string) *shellScript {
+	if len(src) > maxCachedScript {
+		return parseShell(src)
+	}
+	if v, ok := c.shells.Load(src); ok {
+		return v.(*shellScript)
+	}
+	s := parseShell(src)
+	c.store(&c.shells, src, s)
+	return s
 }

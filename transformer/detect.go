@@ -527,11 +527,11 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		cd.images.add(key)
 	}
 
-	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args)
+	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args, r.cache)
 	argsOnly := len(ct.Command) == 0
 	for k, e := range ct.Env {
 		if r.argsEnv[e.Name] && e.Value != "" && !e.Redacted {
-			for _, words := range shellSplit(e.Value, env) {
+			for _, words := range r.cache.shell(e.Value).expand(env) {
 				ws := make([]Word, len(words))
 				for i, w := range words {
 					ws[i] = Word{Text: w, Src: -1 - k}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/distribution/reference"
 )
 
 // Image is a parsed container image reference.
@@ -25,9 +27,10 @@ var ErrUnresolvedImage = errors.New("unresolved image reference")
 
 const defaultRegistry = "docker.io"
 
-// ParseImage parses ref as "[registry/]repository[:tag][@digest]". It never
-// panics; anything that is not a valid reference is an error wrapping
-// ErrUnresolvedImage.
+// ParseImage parses ref as "[registry/]repository[:tag][@digest]" with the
+// grammar of the registries themselves (github.com/distribution/reference,
+// as docker and containerd read references). It never panics; anything that
+// is not a valid reference is an error wrapping ErrUnresolvedImage.
 func ParseImage(ref string) (Image, error) {
 	img := Image{Ref: ref}
 	s := strings.TrimSpace(ref)
@@ -39,40 +42,17 @@ func ParseImage(ref string) (Image, error) {
 	if len(s) > 4096 {
 		return img, fmt.Errorf("image of %d bytes: too long: %w", len(s), ErrUnresolvedImage)
 	}
-	if i := strings.IndexByte(s, '@'); i >= 0 {
-		img.Digest = s[i+1:]
-		s = s[:i]
-		if !validDigest(img.Digest) {
-			return img, fmt.Errorf("image %q: bad digest: %w", ref, ErrUnresolvedImage)
-		}
+	named, err := reference.ParseNormalizedNamed(s)
+	if err != nil {
+		return img, fmt.Errorf("image %q: %w: %w", ref, ErrUnresolvedImage, err)
 	}
-	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.Contains(s[i+1:], "/") {
-		img.Tag = s[i+1:]
-		s = s[:i]
-		if !validTag(img.Tag) {
-			return img, fmt.Errorf("image %q: bad tag: %w", ref, ErrUnresolvedImage)
-		}
+	img.Registry = reference.Domain(named)
+	img.Repository = reference.Path(named)
+	if t, ok := named.(reference.Tagged); ok {
+		img.Tag = t.Tag()
 	}
-	img.Registry = defaultRegistry
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		first := s[:i]
-		if strings.ContainsAny(first, ".:") || first == "localhost" {
-			img.Registry = strings.ToLower(first)
-			s = s[i+1:]
-			if !validRegistry(first) {
-				return img, fmt.Errorf("image %q: bad registry: %w", ref, ErrUnresolvedImage)
-			}
-		}
-	}
-	if img.Registry == "index.docker.io" {
-		img.Registry = defaultRegistry
-	}
-	if img.Registry == defaultRegistry && !strings.Contains(s, "/") {
-		s = "library/" + s
-	}
-	img.Repository = s
-	if !validRepository(s) {
-		return img, fmt.Errorf("image %q: bad repository: %w", ref, ErrUnresolvedImage)
+	if d, ok := named.(reference.Digested); ok {
+		img.Digest = d.Digest().String()
 	}
 	return img, nil
 }
@@ -161,58 +141,6 @@ func purlSafe(c byte, qualifier bool) bool {
 }
 
 func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
-
-// validRepository checks path components [a-z0-9]+ joined by ".", "_", "__" or "-"+.
-func validRepository(s string) bool {
-	if s == "" || len(s) > 255 {
-		return false
-	}
-	for _, comp := range strings.Split(s, "/") {
-		if comp == "" || !isLowerAlnum(comp[0]) || !isLowerAlnum(comp[len(comp)-1]) {
-			return false
-		}
-		for i := 0; i < len(comp); i++ {
-			c := comp[i]
-			if isLowerAlnum(c) {
-				continue
-			}
-			if c != '.' && c != '_' && c != '-' {
-				return false
-			}
-			if c == '.' && comp[i+1] == '.' {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func validRegistry(s string) bool {
-	host, port, hasPort := strings.Cut(s, ":")
-	if host == "" || (hasPort && (port == "" || strings.Trim(port, "0123456789") != "")) {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(isLowerAlnum(c) || 'A' <= c && c <= 'Z' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func validTag(s string) bool {
-	if s == "" || len(s) > 128 || s[0] == '.' || s[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isLowerAlnum(c) || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 func validDigest(s string) bool {
 	algo, hexs, ok := strings.Cut(s, ":")
