@@ -31,7 +31,8 @@ type parsedImage struct {
 	name       string // img.Name()
 	str        string // img.String()
 	proofValue string // "image " + the reference as written (set always)
-	tagVersion string // Version(img.Tag)
+	tagVersion string // ParseVersion(img.Tag)
+	tagVariant string
 	tagHow     string // "tag " + img.Tag
 	ref        string // "container:" + img.String()
 	purl       string // img.PURL("")
@@ -51,7 +52,7 @@ func (c *matchCache) parse(r *rules, ref string) *parsedImage {
 		p.img, p.ok = img, true
 		p.name = img.Name()
 		p.str = img.String()
-		p.tagVersion = Version(img.Tag)
+		p.tagVersion, p.tagVariant = ParseVersion(img.Tag)
 		p.tagHow = "tag " + img.Tag
 		p.ref = "container:" + p.str
 		p.purl = img.PURL("")

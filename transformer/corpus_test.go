@@ -292,7 +292,7 @@ func TestCorpusOwn(t *testing.T) {
 	want := map[string]indexRow{
 		"vllm-serve":          {runtimes: rs("vllm", "0.9.2", decl), models: []string{"org/model-a"}, revision: "0123456789abcdef0123456789abcdef01234567", roles: []string{"decode"}},
 		"vllm-args-only":      {runtimes: rs("vllm", "", decl), models: []string{"org/model-b"}},
-		"sglang-sh":           {runtimes: rs("sglang", "", decl), models: []string{"/models/llama"}, roles: []string{"prefill"}},
+		"sglang-sh":           {runtimes: rs("sglang", "0.4.6.post1", decl), models: []string{"/models/llama"}, roles: []string{"prefill"}},
 		"tgi":                 {runtimes: rs("tgi", "2.4", infr), models: []string{"org/model-c"}},
 		"tei":                 {runtimes: rs("tei", "1.5", decl), models: []string{"BAAI/bge-large-en-v1.5"}},
 		"llamacpp-and-ollama": {runtimes: rs("llama.cpp", "", decl, "ollama", "0.6.5", infr), models: []string{"/models/q5.gguf"}},

@@ -162,6 +162,7 @@ func (s *strset) list() []string { return s.k.keys }
 
 type versionClaim struct {
 	version string
+	variant string // the build variant of the same tag or field (cu124, rocm, cpu, ...)
 	proof   proof
 }
 
@@ -654,14 +655,14 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 		rt := m.rule
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		x.imageHits = append(x.imageHits, rt.Name)
-		v := x.img.tagVersion
+		v, variant := x.img.tagVersion, x.img.tagVariant
 		how := x.img.tagHow
 		if m.version != "" {
-			v = m.version
+			v, variant = m.version, ""
 			how = "repository " + img.Repository
 		}
 		if v != "" {
-			h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
+			h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
 		}
 		if m.backend != "" {
 			cd.backend(rt.Name, m.backend, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
@@ -685,7 +686,7 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, args
 		h := cd.hit(rt, confDeclared, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})
 		if x.img != nil && x.imageHit(rt.Name) {
 			if v := x.img.tagVersion; v != "" {
-				h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: x.img.tagHow, locator: x.imageLoc}})
+				h.versions = append(h.versions, versionClaim{version: v, variant: x.img.tagVariant, proof: proof{conf: confInferred, value: x.img.tagHow, locator: x.imageLoc}})
 			}
 		}
 		if p.backend != "" {
@@ -793,9 +794,9 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 		}
 	}
 	if version != nil {
-		if v := Version(version.Value); v != "" {
+		if v, variant := ParseVersion(version.Value); v != "" {
 			for _, h := range fieldHits {
-				h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confDeclared, value: "field runtimeVersion=" + version.Value, locator: version.Locator}})
+				h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confDeclared, value: "field runtimeVersion=" + version.Value, locator: version.Locator}})
 			}
 		}
 	}

@@ -376,7 +376,7 @@ func runtimeComponentRef(h *runtimeHit) string {
 
 func (sc *scratch) runtimeComponent(h *runtimeHit) cdx.Component {
 	v, others := h.best, h.others
-	props := sc.props.take(3 + 2*len(h.backends) + h.wrappedBy.k.len() + len(others) + len(h.roles) + len(h.settings))
+	props := sc.props.take(4 + 2*len(h.backends) + h.wrappedBy.k.len() + len(others) + len(h.roles) + len(h.settings))
 	props = append(props,
 		prop(propPrefix+"confidence", h.conf),
 		prop(propPrefix+"runtime:confidence", h.conf),
@@ -394,6 +394,9 @@ func (sc *scratch) runtimeComponent(h *runtimeHit) cdx.Component {
 	}
 	for _, o := range others {
 		props = append(props, prop(propPrefix+"runtime:otherVersion", o))
+	}
+	if v.variant != "" {
+		props = append(props, prop(propPrefix+"runtime:variant", v.variant))
 	}
 	for _, role := range h.roles {
 		props = append(props, prop(propPrefix+"role", role))
