@@ -309,6 +309,29 @@ func TestCorpusOwn(t *testing.T) {
 		"nim-cache":           {models: []string{"org/model-k"}, roles: []string{"cache"}},
 		"vllmruntime":         {runtimes: rs("vllm", "", decl), models: []string{"org/model-l"}},
 		"lws":                 {runtimes: rs("vllm", "0.8.5", decl), models: []string{"org/model-m"}, roles: []string{"leader", "worker"}},
+		// precision.yaml: no runtime and no model reference that stands alone.
+		"neg-web-model-env":      {skipped: true},
+		"neg-postgres-llm-cache": {skipped: true},
+		"neg-redis-labels":       {skipped: true},
+		"neg-notebook":           {skipped: true},
+		"neg-vllm-dashboard":     {skipped: true},
+		"neg-vllm-exporter":      {skipped: true},
+		"neg-train-job":          {skipped: true},
+		"neg-embed-cron":         {skipped: true},
+		"neg-mlflow":             {skipped: true},
+		"neg-open-webui":         {skipped: true},
+		"neg-litellm-proxy":      {skipped: true},
+		"neg-dcgm-exporter":      {skipped: true},
+		"neg-data-prep":          {skipped: true},
+		"neg-debug-pod":          {skipped: true},
+		"neg-streamlit-chat":     {skipped: true},
+		"neg-annotated":          {skipped: true},
+		"neg-qdrant":             {skipped: true},
+		"neg-benchmark":          {skipped: true},
+		// ... and the references that do stand alone.
+		"pos-model-file": {models: []string{"/models/resnet50.onnx"}},
+		"pos-hf-env":     {models: []string{"org/tiny-model"}},
+		"pos-s3-model":   {models: []string{"s3://models/classifier/v3"}},
 	}
 	seen := map[string]bool{}
 	for _, x := range out {

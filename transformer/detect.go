@@ -210,6 +210,7 @@ type modelHit struct {
 	proofs    proofs
 	props     map[string]string
 	ref       string // "model:" + key, set by build
+	strong    bool   // a reference that stands alone; see strongModel
 }
 
 // containerHit is one distinct image.

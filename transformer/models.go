@@ -128,6 +128,7 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		d.models.put(key, mh)
 	}
 	mh.conf = stronger(mh.conf, m.conf)
+	mh.strong = mh.strong || strongModel(kind, id, m.how)
 	mh.proofs.add(proof{conf: m.conf, value: m.how + " " + m.value, locator: m.locator})
 	if m.revision != "" && kind == locHF {
 		mh.revisions.add(m.revision)
@@ -139,4 +140,45 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		mh.props["bomstream:model:simulatedBy"] = m.simulated
 	}
 	cd.models.add(key)
+}
+
+// modelFileExts are the extensions of model files (weights, engines,
+// exported graphs).
+var modelFileExts = []string{".gguf", ".ggml", ".safetensors", ".bin", ".pt", ".pth", ".onnx", ".engine", ".plan",
+	".pb", ".tflite", ".h5", ".keras", ".joblib", ".pkl", ".mar", ".nemo", ".llamafile", ".mlmodel"}
+
+// strongModel reports a model reference strong enough to give a workload a
+// BOM without any serving runtime: an organisation/name id, a model-store URI
+// (hf://, s3://, gs://, pvc://, oci://, azureblob://), a model file path, a
+// model an image bakes in, or any value of a kind field that names a model.
+// A bare word ("llama3", "default") or a plain directory in an env var or a
+// flag is not.
+func strongModel(kind, id, how string) bool {
+	if strings.HasPrefix(how, "field") || strings.HasPrefix(how, "fields") || how == "image" || how == "linked" {
+		return true
+	}
+	switch kind {
+	case locHF:
+		return strings.Contains(id, "/")
+	case "pvc", "gcs", "s3", "oci", "azure", locNIMImage:
+		return true
+	case locPath:
+		lower := strings.ToLower(id)
+		for _, ext := range modelFileExts {
+			if strings.HasSuffix(lower, ext) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strongModel reports whether some model of d stands alone.
+func (d *detection) strongModel() bool {
+	for _, m := range d.models.items {
+		if m.strong {
+			return true
+		}
+	}
+	return false
 }

@@ -71,7 +71,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 // Skip reasons.
 const (
 	SkipTombstone = "tombstone: the workload is gone"
-	SkipNothing   = "no serving runtime and no model"
+	SkipNothing   = "no serving runtime and no model reference that stands alone"
 	SkipTemplate  = "runtime template, not a workload"
 )
 
@@ -130,7 +130,9 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange, sc *scratch) (res Result, 
 		return res, nil, nil, nil
 	}
 	d = r.rules.detect(in, sc)
-	if d.runtimes.len() == 0 && d.models.len() == 0 {
+	// Without a serving runtime, only a model reference that stands alone
+	// makes a BOM: a bare word in an env var or a flag does not.
+	if d.runtimes.len() == 0 && !d.strongModel() {
 		res.Skipped = SkipNothing
 		return res, nil, nil, nil
 	}
