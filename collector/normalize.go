@@ -180,6 +180,19 @@ func (e *noteError) Unwrap() error { return e.sentinel }
 // Owned objects and digests are left empty: only the cluster collector knows
 // them.
 func (n *Normalizer) Normalize(obj map[string]any, source string) (*schemas.Inputs, error) {
+	return n.NormalizeWith(obj, source, nil)
+}
+
+// DefaultNamespace is the namespace of namespaced objects that name none.
+func (n *Normalizer) DefaultNamespace() string { return n.cfg.DefaultNamespace }
+
+// NormalizeWith is Normalize with a view of the other objects (nil: none).
+// The links of the kind's profile (a NIMService's NIMCache) and the
+// ConfigMaps its pods mount are looked up in the workload's namespace, and
+// what they contribute becomes fields of the Inputs: workload fields for
+// links, component fields named loraAdapter for the adapters a ConfigMap
+// lists. Their locators name the linked object.
+func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Lookup) (*schemas.Inputs, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	md, _ := obj["metadata"].(map[string]any)
@@ -236,11 +249,16 @@ func (n *Normalizer) Normalize(obj map[string]any, source string) (*schemas.Inpu
 		Components: []schemas.Component{},
 		Source:     source,
 	}
-	w := walker{n: n, id: id, root: obj}
+	w := walker{n: n, id: id, root: obj, lookup: lookup, ns: ns}
 	var err error
 	if in.Fields, err = w.fields(p.fields, nil); err != nil {
 		return nil, err
 	}
+	linked, err := w.linkFields(p.links)
+	if err != nil {
+		return nil, err
+	}
+	in.Fields = sortFields(append(in.Fields, linked...))
 	for _, cr := range p.components {
 		comps, err := w.components(cr)
 		if err != nil {
@@ -331,9 +349,11 @@ func (n *Normalizer) knownOwner(md map[string]any) (string, bool) {
 
 // walker normalizes the parts of one object.
 type walker struct {
-	n    *Normalizer
-	id   string
-	root map[string]any
+	n      *Normalizer
+	id     string
+	root   map[string]any
+	lookup Lookup // nil: no other objects are seen
+	ns     string // the workload's namespace, where links are looked up
 }
 
 func (w walker) errorf(loc, format string, args ...any) error {
@@ -386,13 +406,18 @@ func (w walker) fields(rules []fieldRule, from []step) ([]schemas.Field, error) 
 			out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: m.locator()})
 		}
 	}
+	return sortFields(out), nil
+}
+
+// sortFields orders fields by name, then locator.
+func sortFields(out []schemas.Field) []schemas.Field {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {
 			return out[i].Name < out[j].Name
 		}
 		return out[i].Locator < out[j].Locator
 	})
-	return out, nil
+	return out
 }
 
 func (w walker) components(cr componentRule) ([]schemas.Component, error) {
@@ -533,8 +558,13 @@ func (w walker) component(cr componentRule, m match) (schemas.Component, error) 
 	c.Containers = append(append(c.Containers, main...), init...)
 
 	var err error
-	c.Fields, err = w.fields(cr.fields, from)
-	return c, err
+	if c.Fields, err = w.fields(cr.fields, from); err != nil {
+		return c, err
+	}
+	if cr.volumes != nil {
+		c.Fields = sortFields(append(c.Fields, w.configMapFields(*cr.volumes, from)...))
+	}
+	return c, nil
 }
 
 func dedupe(in []string) []string {

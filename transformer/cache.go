@@ -68,7 +68,9 @@ func (c *matchCache) parse(r *rules, ref string) *parsedImage {
 type imageInfo struct {
 	matches  []imageMatch
 	sim      *notRuntime
-	nimModel string
+	nimModel string // the model the image bakes in (a NIM or an images rule)
+	// imageModel: nimModel comes from models.images, not from the NIM rule.
+	imageModel bool
 }
 
 type imageMatch struct {
@@ -127,6 +129,22 @@ func (c *matchCache) image(r *rules, name string) *imageInfo {
 		}
 		if m := r.nimImage.FindStringSubmatch(name); m != nil && !generic {
 			info.nimModel = m[r.nimImage.SubexpIndex("model")]
+		}
+	}
+	for _, im := range r.imageModels {
+		if info.nimModel != "" {
+			break
+		}
+		m := im.re.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		excluded := false
+		for _, x := range im.exclude {
+			excluded = excluded || x.MatchString(name)
+		}
+		if !excluded {
+			info.nimModel, info.imageModel = m[im.re.SubexpIndex("model")], true
 		}
 	}
 	c.store(&c.images, name, info)

@@ -522,7 +522,11 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 				r.imageClaims(cd, x, info)
 			}
 			if info.nimModel != "" {
-				r.addModel(cd, d, modelClaim{value: info.nimModel, conf: confInferred, how: "image", locator: x.imageLoc})
+				how := "image"
+				if info.imageModel {
+					how = "image name"
+				}
+				r.addModel(cd, d, modelClaim{value: info.nimModel, conf: confInferred, how: how, locator: x.imageLoc})
 			}
 		}
 		// Container roles are added once the component's roles are final.
@@ -791,7 +795,7 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 			cd.setting(name, f.Value)
 		}
 		if r.modelFields[f.Name] {
-			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator})
+			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 		}
 	}
 	if version != nil {

@@ -11,6 +11,7 @@ type modelClaim struct {
 	locator   string
 	revision  string
 	simulated string
+	adapter   bool // a LoRA adapter
 }
 
 // Model location kinds.
@@ -20,6 +21,7 @@ const (
 	locName       = "name"
 	locUnresolved = "unresolved"
 	locNIMImage   = "nim-image"
+	locImage      = "image" // baked into an image named after it
 	locURL        = "url"
 )
 
@@ -117,8 +119,12 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 	if m.conf == confDeclared && kind == locUnresolved {
 		m.conf = confUnresolved
 	}
-	if m.how == "image" {
+	switch m.how {
+	case "image":
 		kind = locNIMImage
+		key = kind + ":" + id
+	case "image name":
+		kind = locImage
 		key = kind + ":" + id
 	}
 	mh, ok := d.models.get(key)
@@ -139,6 +145,12 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		}
 		mh.props["bomstream:model:simulatedBy"] = m.simulated
 	}
+	if m.adapter {
+		if mh.props == nil {
+			mh.props = map[string]string{}
+		}
+		mh.props["bomstream:model:adapter"] = "lora"
+	}
 	cd.models.add(key)
 }
 
@@ -154,13 +166,13 @@ var modelFileExts = []string{".gguf", ".ggml", ".safetensors", ".bin", ".pt", ".
 // A bare word ("llama3", "default") or a plain directory in an env var or a
 // flag is not.
 func strongModel(kind, id, how string) bool {
-	if strings.HasPrefix(how, "field") || strings.HasPrefix(how, "fields") || how == "image" || how == "linked" {
+	if strings.HasPrefix(how, "field") || how == "image" || how == "image name" {
 		return true
 	}
 	switch kind {
 	case locHF:
 		return strings.Contains(id, "/")
-	case "pvc", "gcs", "s3", "oci", "azure", locNIMImage:
+	case "pvc", "gcs", "s3", "oci", "azure", locNIMImage, locImage:
 		return true
 	case locPath:
 		lower := strings.ToLower(id)

@@ -184,6 +184,18 @@ type ModelRules struct {
 	Ignore          []string `json:"ignore,omitempty"`
 	NIMImage        string   `json:"nimImage,omitempty"`
 	NIMImageGeneric []string `json:"nimImageGeneric,omitempty"`
+	// Images are other images that bake a model in and are named after it
+	// (a (?P<model>...) group), unless an exclude pattern matches.
+	Images []ImageModel `json:"images,omitempty"`
+	// AdapterFields are fields naming LoRA adapters: models marked
+	// bomstream:model:adapter.
+	AdapterFields []string `json:"adapterFields,omitempty"`
+}
+
+// ImageModel names the model an image bakes in.
+type ImageModel struct {
+	Pattern string   `json:"pattern"`
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // loadRules parses the embedded rules and merges the override file, if any.
@@ -236,6 +248,8 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.Fields = append(m.Fields, u.Fields...)
 	m.Ignore = append(m.Ignore, u.Ignore...)
 	m.NIMImageGeneric = append(m.NIMImageGeneric, u.NIMImageGeneric...)
+	m.Images = append(m.Images, u.Images...)
+	m.AdapterFields = append(m.AdapterFields, u.AdapterFields...)
 	if u.NIMImage != "" {
 		m.NIMImage = u.NIMImage
 	}
@@ -296,6 +310,8 @@ type rules struct {
 	ignore           []*regexp.Regexp
 	nimImage         *regexp.Regexp
 	nimGeneric       []*regexp.Regexp
+	imageModels      []imageModel
+	adapterFields    map[string]bool
 	booleans         map[string]bool
 	argsEnv          map[string]bool
 	backendFlags     map[string][]*runtimeRule // flag -> wrappers it picks the backend of
@@ -304,6 +320,11 @@ type rules struct {
 	fieldRules       map[string][]*runtimeRule // field name -> runtimes with a rule on it, in order
 	wrappersOf       map[string][]*runtimeRule // engine -> runtimes that wrap it, in order
 	envRules         map[string][]envBackend   // env name -> wrappers it selects a backend of
+}
+
+type imageModel struct {
+	re      *regexp.Regexp
+	exclude []*regexp.Regexp
 }
 
 type envBackend struct {
@@ -344,6 +365,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 		revFlags:         set(rs.Models.RevisionFlags),
 		revEnv:           set(rs.Models.RevisionEnv),
 		modelFields:      set(rs.Models.Fields),
+		adapterFields:    set(rs.Models.AdapterFields),
 		booleans:         set(rs.BooleanFlags),
 		argsEnv:          set(rs.ArgsEnv),
 		backendFlags:     map[string][]*runtimeRule{},
@@ -466,6 +488,24 @@ func compileRules(rs RuleSet) (*rules, error) {
 			return nil, fmt.Errorf("models.nimImageGeneric[%d]: %w", i, err)
 		}
 		r.nimGeneric = append(r.nimGeneric, re)
+	}
+	for i, im := range rs.Models.Images {
+		re, err := regexp.Compile(im.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("models.images[%d]: %w", i, err)
+		}
+		if re.SubexpIndex("model") < 0 {
+			return nil, fmt.Errorf("models.images[%d]: needs a (?P<model>...) group", i)
+		}
+		c := imageModel{re: re}
+		for j, x := range im.Exclude {
+			xre, err := regexp.Compile(x)
+			if err != nil {
+				return nil, fmt.Errorf("models.images[%d].exclude[%d]: %w", i, j, err)
+			}
+			c.exclude = append(c.exclude, xre)
+		}
+		r.imageModels = append(r.imageModels, c)
 	}
 	r.fieldRules = map[string][]*runtimeRule{}
 	r.wrappersOf = map[string][]*runtimeRule{}
