@@ -40,6 +40,7 @@ type CollectorConfig struct {
 	DefaultNamespace string   `yaml:"defaultNamespace"`
 	EnvAllow         []string `yaml:"envAllow"`
 	LabelAllow       []string `yaml:"labelAllow"`
+	ArgAllow         []string `yaml:"argAllow"`
 	ProfilesFile     string   `yaml:"profilesFile"`
 }
 
@@ -189,6 +190,7 @@ func (c Config) normalizerConfig() collector.Config {
 		DefaultNamespace: c.Collector.DefaultNamespace,
 		EnvAllow:         c.Collector.EnvAllow,
 		LabelAllow:       c.Collector.LabelAllow,
+		ArgAllow:         c.Collector.ArgAllow,
 		ProfilesFile:     c.Collector.ProfilesFile,
 	}
 }
