@@ -1,10 +1,12 @@
 package collector
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -120,5 +122,69 @@ func TestRedactArgsEnv(t *testing.T) {
 	got := in.Components[0].Containers[0].Env[0]
 	if got.Redacted || strings.Contains(got.Value, "x1") || !strings.Contains(got.Value, "kv_both") || !strings.Contains(got.Value, "--max-model-len 4096") {
 		t.Errorf("VLLM_ADDITIONAL_ARGS = %+v", got)
+	}
+}
+
+// TestRedactEverywhere: the same redaction for init, sidecar and ephemeral
+// containers, the containers an operator synthesizes from a CR's args, kind
+// fields, allow-listed labels and the flags Config.ArgAllow adds.
+func TestRedactEverywhere(t *testing.T) {
+	n := newNormalizer(t, Config{ArgAllow: []string{"--tenant"}})
+	objs, err := manifest.Parse("t.yaml", []byte(`apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  labels: {llm-d.ai/model: "hf_abcdefghijklmnopqrstuvwx01"}
+spec:
+  containers:
+  - {name: main, image: "vllm/vllm-openai:v0.9.0", args: ["--tenant", "acme", "--token", "x1"]}
+  initContainers:
+  - {name: init, image: busybox, command: ["sh", "-c", "login --password x2"]}
+  - {name: side, image: envoy, restartPolicy: Always, args: ["--secret=x3"]}
+  ephemeralContainers:
+  - {name: dbg, image: busybox, command: ["curl", "-H", "X-Api-Key: x4"]}
+---
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata: {name: nim}
+spec:
+  image: {repository: nvcr.io/nim/meta/llama-3.1-8b-instruct, tag: "1.8.4"}
+  args: ["--ngc-key", "x5"]
+---
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: isvc}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: "https://u:x6@host/m?sig=x7"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, o := range objs {
+		in, err := n.Normalize(o.Obj, "cluster")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(in)
+		all.Write(b)
+	}
+	got := all.String()
+	for _, s := range []string{"x1", "x2", "x3", "x4", "x5", "x6", "x7", "hf_abcdefghij"} {
+		if strings.Contains(got, `"`+s) || strings.Contains(got, " "+s) || strings.Contains(got, ":"+s) || strings.Contains(got, "="+s) {
+			t.Errorf("%s kept in %s", s, got)
+		}
+	}
+	for _, want := range []string{`"--tenant","acme"`, `"--token","REDACTED"`, `login --password REDACTED`, `"--secret=REDACTED"`,
+		`"X-Api-Key: REDACTED"`, `"--ngc-key","REDACTED"`, `"value":"https://REDACTED@host/m"`, `"llm-d.ai/model":"REDACTED"`, `spec.ephemeralContainers[0]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("inputs lack %s: %s", want, got)
+		}
+	}
+	if err := (Config{ArgAllow: []string{"tenant"}}).Validate(); err == nil {
+		t.Error("ArgAllow without a dash validated")
 	}
 }
