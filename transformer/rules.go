@@ -198,6 +198,17 @@ type ImageModel struct {
 	Exclude []string `json:"exclude,omitempty"`
 }
 
+// RulesArguments is the argument declaration (RuleSet.Arguments) of the
+// built-in rules merged with rulesFile, if set: what the collector must keep
+// for these rules to see the values they read.
+func RulesArguments(rulesFile string) (schemas.Arguments, error) {
+	rs, err := loadRules(rulesFile)
+	if err != nil {
+		return schemas.Arguments{}, err
+	}
+	return rs.Arguments(), nil
+}
+
 // loadRules parses the embedded rules and merges the override file, if any.
 func loadRules(overrideFile string) (RuleSet, error) {
 	var rs RuleSet

@@ -8,11 +8,13 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
@@ -150,6 +152,8 @@ func (c Config) Validate(reg sinks.Registry) error {
 	}
 	if err := c.rendererConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("transformer: %w", err))
+	} else if err := c.argumentsCovered(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Manifests.Interval < 0 {
 		errs = append(errs, fmt.Errorf("manifests.interval: negative"))
@@ -197,4 +201,35 @@ func (c Config) normalizerConfig() collector.Config {
 
 func (c Config) rendererConfig() transformer.Config {
 	return transformer.Config{Version: version(), RulesFile: c.Transformer.RulesFile}
+}
+
+// argumentsCovered checks that the collector keeps the value of every flag a
+// rules override reads (the built-in rules' flags are kept by construction):
+// otherwise the override would only ever see REDACTED.
+func (c Config) argumentsCovered() error {
+	if c.Transformer.RulesFile == "" {
+		return nil
+	}
+	args, err := transformer.RulesArguments(c.Transformer.RulesFile)
+	if err != nil {
+		return fmt.Errorf("transformer.rulesFile: %w", err)
+	}
+	declared, err := schemas.DeclaredArguments()
+	if err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for _, f := range append(declared.ValueFlags, c.Collector.ArgAllow...) {
+		kept[f] = true
+	}
+	var missing []string
+	for _, f := range args.ValueFlags {
+		if !kept[f] {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("collector.argAllow: %s reads the values of %s; add them, or the collector redacts them", c.Transformer.RulesFile, strings.Join(missing, ", "))
+	}
+	return nil
 }
