@@ -92,6 +92,18 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 		prog := words[i]
 		out[i] = schemas.RedactText(prog)
 		i++
+		if dataProgram(prog) {
+			// Its words are data it prints or stores, never configuration
+			// a rule reads: "echo $PW | login --password-stdin".
+			for ; i < len(words); i++ {
+				if isFlag(words[i]) {
+					out[i] = words[i]
+				} else {
+					out[i] = redactValue(words[i])
+				}
+			}
+			return out
+		}
 		if isShell(prog) && depth < maxShellDepth {
 			for ; i < len(words); i++ {
 				t := words[i]
@@ -294,6 +306,16 @@ func isFlag(t string) bool {
 func isShell(prog string) bool {
 	switch pathpkg.Base(prog) {
 	case "sh", "bash", "ash", "dash", "zsh", "ksh":
+		return true
+	}
+	return false
+}
+
+// dataProgram: a program whose arguments are data (printed, stored as a
+// password) rather than configuration.
+func dataProgram(prog string) bool {
+	switch pathpkg.Base(prog) {
+	case "echo", "printf", "htpasswd", "chpasswd", "sshpass":
 		return true
 	}
 	return false

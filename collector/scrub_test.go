@@ -50,6 +50,8 @@ func TestRedactArgv(t *testing.T) {
 		{"negative number", []string{"x"}, []string{"--seed", "-1", "--tp", "-1"},
 			[]string{"x", "--seed", "REDACTED", "--tp", "-1"}},
 		{"flag at the end", []string{"serve"}, []string{"--token"}, []string{"serve", "--token"}},
+		{"data programs", []string{"htpasswd"}, []string{"-b", "-c", "/etc/htpasswd", "admin", "pw1"},
+			[]string{"htpasswd", "-b", "-c", "REDACTED", "REDACTED", "REDACTED"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a := r.command(tc.cmd, tc.args)
@@ -77,9 +79,11 @@ func TestRedactScript(t *testing.T) {
 		{"assignments", `HF_TOKEN=x1 MODEL_ID=org/m run; export API_KEY=x2 MODEL_ID=org/n; declare -x PW="x3"`,
 			[]string{"MODEL_ID=org/m", "HF_TOKEN=REDACTED", "API_KEY=REDACTED", "MODEL_ID=org/n"}, []string{"x1", "x2", "x3"}},
 		{"chains and substitutions", `set -e && curl -u admin:x1 https://h/f?sig=x2 | sh; T=$(cat /s) && login --secret "$T" || echo ok`,
-			[]string{"set -e", "-u REDACTED", "https://h/f", "--secret REDACTED", "echo ok"}, []string{"x1", "x2"}},
+			[]string{"set -e", "-u REDACTED", "https://h/f", "--secret REDACTED", "echo REDACTED"}, []string{"x1", "x2"}},
 		{"heredoc and comments", "cat <<EOF > /c.json\n{\"token\": \"x1\"}\nEOF\n# password x2\nrun --model org/m",
 			[]string{"REDACTED", "run --model org/m"}, []string{"x1", "x2"}},
+		{"echo into a login", `echo "x1" | docker login -u bot --password-stdin ghcr.io && printf '%s' x2 > /pw`,
+			[]string{"echo REDACTED", "docker login", "printf REDACTED REDACTED"}, []string{"x1", "x2"}},
 		{"nested shell", `bash -c "sh -c 'serve --api-key x1 --model org/m'"`,
 			[]string{"--model org/m"}, []string{"x1"}},
 		{"does not parse", `serve --api-key x1 'unterminated`, []string{"REDACTED"}, []string{"x1", "serve"}},

@@ -50,7 +50,7 @@ func secretsCorpus(t *testing.T, mark string) (string, int) {
 	return tree, len(planted)
 }
 
-// TestSecretsCorpus plants 46 credentials in every place a manifest can hold
+// TestSecretsCorpus plants 48 credentials in every place a manifest can hold
 // one (--flag value, --flag=value, -f value, -fvalue, shell scripts with
 // quoting, assignments and here-documents, header values, URL userinfo and
 // queries, env literals, valueFrom and envFrom Secrets, annotations including
