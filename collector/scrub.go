@@ -81,7 +81,7 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 				continue
 			}
 			if name, val, ok := assignment(w); ok {
-				out[i] = name + "=" + r.assignValue(name, val)
+				out[i] = schemas.RedactText(name) + "=" + r.assignValue(name, val)
 				continue
 			}
 			break
@@ -110,7 +110,7 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 				if len(t) < 2 || t[0] != '-' || strings.HasPrefix(t, "--") {
 					break
 				}
-				out[i] = t
+				out[i] = schemas.RedactText(t)
 				if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
 					out[i+1] = r.script(words[i+1], true, depth+1)
 					// $0 and the script's positional parameters: no rule
@@ -131,20 +131,22 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 			break
 		}
 		if !isFlag(t) {
-			out[i] = schemas.RedactText(t)
+			out[i] = r.positional(t, depth)
 			continue
 		}
 		if name, val, ok := strings.Cut(t, "="); ok {
 			if r.values[name] {
 				out[i] = name + "=" + schemas.RedactText(val)
 			} else {
-				out[i] = name + "=" + redactValue(val)
+				out[i] = schemas.RedactText(name) + "=" + redactValue(val)
 			}
 			continue
 		}
 		switch {
-		case r.values[t] || r.booleans[t] || len(t) <= 2 || strings.HasPrefix(t, "--"):
+		case r.values[t] || r.booleans[t] || len(t) <= 2:
 			out[i] = t
+		case strings.HasPrefix(t, "--"):
+			out[i] = schemas.RedactText(t)
 		default:
 			// "-pVALUE": a short flag with its value glued on, or a
 			// single-dash long flag; either way only "-p" is safe.
@@ -162,6 +164,32 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 	}
 	return out
 }
+
+// positional redacts a positional word. One with blanks may be a script
+// handed to an entrypoint that is a shell (args: ["vllm serve m --key x"]
+// under ENTRYPOINT ["sh", "-c"]): when it parses as one and redaction
+// changes it, it is redacted as one; otherwise it goes through RedactText.
+func (r *argRedactor) positional(t string, depth int) string {
+	if depth < maxShellDepth && strings.ContainsAny(t, " \t\n") {
+		red, changed, ok := r.parsedScript(t, true, depth+1)
+		switch {
+		case ok && changed:
+			if isFlag(red) {
+				// Still a positional for whoever parses the argv next.
+				red = " " + red
+			}
+			return schemas.RedactText(red)
+		case !ok && flagInside.MatchString(t):
+			// A script with options that does not parse: nothing in it
+			// can be told apart safely.
+			return Redacted
+		}
+	}
+	return schemas.RedactText(t)
+}
+
+// flagInside: a word with an option inside, after a blank.
+var flagInside = regexp.MustCompile(`\s-[A-Za-z-]`)
 
 // headerRE is a header-style value: "Name: value".
 var headerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*:[ \t]`)
@@ -200,12 +228,27 @@ func (r *argRedactor) assignValue(name, val string) string {
 // the script printed back by mvdan.cc/sh; a script that does not parse
 // becomes Redacted.
 func (r *argRedactor) script(src string, program bool, depth int) string {
+	red, _, ok := r.parsedScript(src, program, depth)
+	if !ok {
+		return Redacted
+	}
+	return red
+}
+
+// parsedScript is script, with ok false when src does not parse and changed
+// saying whether anything was redacted (the script printed as it was parsed
+// differs from the one printed after redaction).
+func (r *argRedactor) parsedScript(src string, program bool, depth int) (out string, changed, ok bool) {
 	if strings.TrimSpace(src) == "" {
-		return src
+		return src, false, true
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
-		return Redacted
+		return "", false, false
+	}
+	var orig strings.Builder
+	if err := syntax.NewPrinter().Print(&orig, f); err != nil {
+		return "", false, false
 	}
 	replace := func(w *syntax.Word, text string) {
 		q, err := syntax.Quote(text, syntax.LangBash)
@@ -254,9 +297,9 @@ func (r *argRedactor) script(src string, program bool, depth int) string {
 	})
 	var b strings.Builder
 	if err := syntax.NewPrinter().Print(&b, f); err != nil {
-		return Redacted
+		return "", false, false
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(b.String(), "\n"), b.String() != orig.String(), true
 }
 
 // wordText is what a word expands to with every expansion left as written:

@@ -47,6 +47,8 @@ func TestRedactArgv(t *testing.T) {
 			[]string{"env", "HF_TOKEN=REDACTED", "MODEL_ID=org/m", "exec", "vllm", "--api-key", "REDACTED"}},
 		{"args only", nil, []string{"--api-key", "k", "serve", "org/m"},
 			[]string{"--api-key", "REDACTED", "serve", "org/m"}},
+		{"script to a shell entrypoint", nil, []string{"vllm serve org/m --db-pass x1 --tp 2"},
+			[]string{"vllm serve org/m --db-pass REDACTED --tp 2"}},
 		{"negative number", []string{"x"}, []string{"--seed", "-1", "--tp", "-1"},
 			[]string{"x", "--seed", "REDACTED", "--tp", "-1"}},
 		{"flag at the end", []string{"serve"}, []string{"--token"}, []string{"serve", "--token"}},
@@ -191,4 +193,44 @@ spec:
 	if err := (Config{ArgAllow: []string{"tenant"}}).Validate(); err == nil {
 		t.Error("ArgAllow without a dash validated")
 	}
+}
+
+// FuzzRedactCommand: redaction never panics, keeps the shape of command and
+// args, and a token planted anywhere (inside quotes, scripts, here-documents,
+// substitutions, values of kept flags) never survives it.
+func FuzzRedactCommand(f *testing.F) {
+	for _, s := range []string{
+		"vllm\x00serve\x00org/m\x00--api-key\x00x",
+		"sh\x00-c\x00serve --token 'a b' && curl -H \"X-Api-Key: k\" https://u:p@h/?q=1",
+		"bash\x00-exc\x00cat <<EOF\nsecret\nEOF",
+		"-pVALUE\x00--x=y\x00--\x00--z",
+		"sh\x00-c\x00echo 'unterminated",
+		"sh\x00-c\x00f() { x=${a:-b}; echo $((c+1)); }; case $y in z) w;; esac",
+	} {
+		f.Add(s, true, uint(len(s)/2))
+	}
+	r := testRedactor(f)
+	const token = "hf_PLANTEDtokenPLANTEDtoken0123"
+	f.Fuzz(func(t *testing.T, s string, program bool, at uint) {
+		at %= uint(len(s) + 1)
+		s = s[:at] + token + s[at:]
+		words := strings.Split(s, "\x00")
+		var cmd, args []string
+		if program {
+			cmd, args = words[:1], words[1:]
+		} else {
+			args = words
+		}
+		c, a := r.command(cmd, args)
+		if len(c) != len(cmd) || len(a) != len(args) {
+			t.Fatalf("shape changed: %q %q -> %q %q", cmd, args, c, a)
+		}
+		c2, a2 := r.command(cmd, args)
+		if !reflect.DeepEqual(c, c2) || !reflect.DeepEqual(a, a2) {
+			t.Fatalf("not deterministic: %q %q", cmd, args)
+		}
+		if out := strings.Join(append(c, a...), "\x00"); strings.Contains(out, "PLANTEDtoken") {
+			t.Fatalf("the token survived: %q %q -> %q", cmd, args, out)
+		}
+	})
 }
