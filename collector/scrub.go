@@ -97,7 +97,7 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 			// a rule reads: "echo $PW | login --password-stdin".
 			for ; i < len(words); i++ {
 				if isFlag(words[i]) {
-					out[i] = words[i]
+					out[i] = schemas.RedactText(words[i])
 				} else {
 					out[i] = redactValue(words[i])
 				}

@@ -68,9 +68,9 @@ func (c *matchCache) parse(r *rules, ref string) *parsedImage {
 type imageInfo struct {
 	matches  []imageMatch
 	sim      *notRuntime
-	nimModel string // the model the image bakes in (a NIM or an images rule)
-	// imageModel: nimModel comes from models.images, not from the NIM rule.
-	imageModel bool
+	bakedModel string // the model the image bakes in (a NIM or an images rule)
+	// byName: bakedModel comes from models.images, not from the NIM rule.
+	byName bool
 }
 
 type imageMatch struct {
@@ -128,11 +128,11 @@ func (c *matchCache) image(r *rules, name string) *imageInfo {
 			generic = generic || g.MatchString(name)
 		}
 		if m := r.nimImage.FindStringSubmatch(name); m != nil && !generic {
-			info.nimModel = m[r.nimImage.SubexpIndex("model")]
+			info.bakedModel = m[r.nimImage.SubexpIndex("model")]
 		}
 	}
 	for _, im := range r.imageModels {
-		if info.nimModel != "" {
+		if info.bakedModel != "" {
 			break
 		}
 		m := im.re.FindStringSubmatch(name)
@@ -144,7 +144,7 @@ func (c *matchCache) image(r *rules, name string) *imageInfo {
 			excluded = excluded || x.MatchString(name)
 		}
 		if !excluded {
-			info.nimModel, info.imageModel = m[im.re.SubexpIndex("model")], true
+			info.bakedModel, info.byName = m[im.re.SubexpIndex("model")], true
 		}
 	}
 	c.store(&c.images, name, info)

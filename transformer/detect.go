@@ -304,7 +304,7 @@ func (c *compDetect) backend(wrapper, engine string, p proof) {
 
 // setting records a setting; prop is its full property name.
 func (c *compDetect) setting(prop, value string) {
-	if value == "" || value == "REDACTED" || unresolvedRef(value) {
+	if value == "" || value == schemas.RedactedValue || unresolvedRef(value) {
 		return
 	}
 	c.settings = append(c.settings, cdx.Property{Name: prop, Value: value})
@@ -521,12 +521,12 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			} else {
 				r.imageClaims(cd, x, info)
 			}
-			if info.nimModel != "" {
+			if info.bakedModel != "" {
 				how := "image"
-				if info.imageModel {
+				if info.byName {
 					how = "image name"
 				}
-				r.addModel(cd, d, modelClaim{value: info.nimModel, conf: confInferred, how: how, locator: x.imageLoc})
+				r.addModel(cd, d, modelClaim{value: info.bakedModel, conf: confInferred, how: how, locator: x.imageLoc})
 			}
 		}
 		// Container roles are added once the component's roles are final.
@@ -569,7 +569,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 				models = append(models, modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
 					how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 			}
-			if r.revFlags[f.Name] && f.Value != "REDACTED" && !unresolvedRef(f.Value) {
+			if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
 				revision = f.Value
 			}
 			for _, rt := range r.backendFlags[f.Name] {
