@@ -66,8 +66,8 @@ func (c *matchCache) parse(r *rules, ref string) *parsedImage {
 
 // imageInfo is what the rules find in one image name.
 type imageInfo struct {
-	matches  []imageMatch
-	sim      *notRuntime
+	matches    []imageMatch
+	sim        *notRuntime
 	bakedModel string // the model the image bakes in (a NIM or an images rule)
 	// byName: bakedModel comes from models.images, not from the NIM rule.
 	byName bool
