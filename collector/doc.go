@@ -17,6 +17,14 @@
 // comes later and feeds the same Normalizer; only it fills Inputs.Owned and
 // Inputs.Digests.
 //
+// A workload may name other objects: a NIMService its NIMCache (profile
+// links), a pod the ConfigMaps it mounts (profile volumes), which may list
+// LoRA adapters. NormalizeWith sees them through a Lookup (the manifest
+// source's documents, or the cluster's informer caches) and copies what they
+// contribute into the Inputs as fields whose locators name the linked object,
+// so that editing the ConfigMap is a change of the workload. Secrets are
+// never looked up.
+//
 // Kind profiles are data. The built-in table (profiles.yaml, embedded) covers
 // the Kubernetes workloads, Dynamo, LeaderWorkerSet, DisaggregatedSet, KServe,
 // the NIM operator and the vLLM production stack, and lists the kinds that are

@@ -134,11 +134,12 @@ func newDocuments(objs []manifest.Object, defaultNamespace string) documents {
 			continue
 		}
 		if ns == "" {
+			// As written it may be cluster-scoped, found without a
+			// namespace, or namespaced, found in the default one.
+			d[docKey(apiVersion, kind, "", name)] = o.Obj
 			ns = defaultNamespace
 		}
 		d[docKey(apiVersion, kind, ns, name)] = o.Obj
-		// A cluster-scoped object is found without a namespace too.
-		d[docKey(apiVersion, kind, "", name)] = o.Obj
 	}
 	return d
 }
