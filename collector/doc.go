@@ -17,6 +17,14 @@
 // comes later and feeds the same Normalizer; only it fills Inputs.Owned and
 // Inputs.Digests.
 //
+// A workload may name other objects: a NIMService its NIMCache (profile
+// links), a pod the ConfigMaps it mounts (profile volumes), which may list
+// LoRA adapters. NormalizeWith sees them through a Lookup (the manifest
+// source's documents, or the cluster's informer caches) and copies what they
+// contribute into the Inputs as fields whose locators name the linked object,
+// so that editing the ConfigMap is a change of the workload. Secrets are
+// never looked up.
+//
 // Kind profiles are data. The built-in table (profiles.yaml, embedded) covers
 // the Kubernetes workloads, Dynamo, LeaderWorkerSet, DisaggregatedSet, KServe,
 // the NIM operator and the vLLM production stack, and lists the kinds that are
@@ -26,13 +34,31 @@
 // of its own (a Service, a KServe runtime template, a ReplicaSet controlled by
 // a Deployment) with ErrNotWorkload.
 //
-// Secrets never leave Normalize: env values are kept only for allow-listed
-// model and engine variables (and even then dropped when they look like a
-// credential), secretKeyRef and envFrom keep names only, and ScrubArgs
-// replaces the values of secret-named flags, Hugging Face tokens, bearer
-// tokens and URL passwords in commands and arguments, inside shell strings
-// too. Replica counts, status, annotations, resourceVersion and rollout
-// knobs are never read, so they cannot move the input hash.
+// Secrets never leave Normalize. Everything is kept by allow-list:
+//
+//   - arguments: a flag keeps its value only when a detection rule reads it
+//     (schemas.DeclaredArguments, generated from the transformer's rules, plus
+//     Config.ArgAllow); every other flag keeps its name and its value becomes
+//     Redacted ("--api-key REDACTED", "--password=REDACTED", "-pREDACTED",
+//     "X-Api-Key: REDACTED"). Command and args are read as one argv, with the
+//     transformer's notion of flags, values and boolean flags. Shell scripts
+//     (sh -c, bash -exc, and the argsEnv values such as VLLM_ADDITIONAL_ARGS)
+//     are parsed with mvdan.cc/sh and redacted word by word: quoting cannot
+//     hide a value; assignments keep allow-listed values only, here-documents
+//     and comments are dropped, a script that does not parse is replaced
+//     whole. Positionals and kept values still pass through
+//     schemas.RedactText (tokens, URL userinfo and queries, auth headers);
+//   - env: literal values only for allow-listed model and engine variables
+//     (and even then dropped when they look like a credential);
+//     secretKeyRef, configMapKeyRef and envFrom keep names only;
+//   - labels: allow-listed keys only, values through RedactText; annotations
+//     are never read;
+//   - kind fields and what a linked object contributes: through RedactText.
+//
+// The same holds for init, sidecar and ephemeral containers and for the
+// containers an operator synthesizes from a custom resource. Replica counts,
+// status, resourceVersion and rollout knobs are never read, so they cannot
+// move the input hash, and neither can a rotated credential.
 //
 // Everything is ordered: components in profile order, then list order, then
 // sorted map keys; main containers before init containers, each in manifest

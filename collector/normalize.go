@@ -37,6 +37,12 @@ type Config struct {
 	// addition to llm-d.ai/role, llm-d.ai/model,
 	// inference.networking.k8s.io/engine-type and app.kubernetes.io/component.
 	LabelAllow []string
+	// ArgAllow lists flags ("--my-flag", "-x") whose values are kept in
+	// commands and arguments, in addition to the flags the detection rules
+	// read (schemas.DeclaredArguments). Every other flag keeps its name and
+	// its value becomes Redacted. A rules override that reads a new flag
+	// needs it here.
+	ArgAllow []string
 	// ProfilesFile is an optional YAML file of kind profiles (the format of
 	// the built-in profiles.yaml). A profile with the group and kind of a
 	// built-in one replaces it.
@@ -86,6 +92,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config: EnvAllow[%d] %q is not an env name", i, e)
 		}
 	}
+	for i, a := range c.ArgAllow {
+		if !isFlag(a) || strings.ContainsAny(a, " \t\n=") {
+			return fmt.Errorf("config: ArgAllow[%d] %q is not a flag (-x or --name)", i, a)
+		}
+	}
 	for i, l := range c.LabelAllow {
 		if l == "" || strings.ContainsAny(l, " \t\n") {
 			return fmt.Errorf("config: LabelAllow[%d] %q is not a label key", i, l)
@@ -117,7 +128,7 @@ type Normalizer struct {
 	profiles   map[gk]*profile
 	envAllow   map[string]bool
 	labelAllow map[string]bool
-	scrub      *scrubber
+	args       *argRedactor
 }
 
 // NewNormalizer validates cfg and loads the built-in profiles and, if set,
@@ -132,12 +143,15 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	decl, err := schemas.DeclaredArguments()
+	if err != nil {
+		return nil, fmt.Errorf("new normalizer: %w", err)
+	}
 	n := &Normalizer{
 		cfg:        cfg,
 		profiles:   profiles,
 		envAllow:   map[string]bool{},
 		labelAllow: map[string]bool{},
-		scrub:      newScrubber(),
 	}
 	for _, e := range append(builtinEnvAllow(), cfg.EnvAllow...) {
 		n.envAllow[e] = true
@@ -145,6 +159,7 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 	for _, l := range append(builtinLabelAllow(), cfg.LabelAllow...) {
 		n.labelAllow[l] = true
 	}
+	n.args = newArgRedactor(decl, cfg.ArgAllow, n.envAllow)
 	return n, nil
 }
 
@@ -165,6 +180,19 @@ func (e *noteError) Unwrap() error { return e.sentinel }
 // Owned objects and digests are left empty: only the cluster collector knows
 // them.
 func (n *Normalizer) Normalize(obj map[string]any, source string) (*schemas.Inputs, error) {
+	return n.NormalizeWith(obj, source, nil)
+}
+
+// DefaultNamespace is the namespace of namespaced objects that name none.
+func (n *Normalizer) DefaultNamespace() string { return n.cfg.DefaultNamespace }
+
+// NormalizeWith is Normalize with a view of the other objects (nil: none).
+// The links of the kind's profile (a NIMService's NIMCache) and the
+// ConfigMaps its pods mount are looked up in the workload's namespace, and
+// what they contribute becomes fields of the Inputs: workload fields for
+// links, component fields named loraAdapter for the adapters a ConfigMap
+// lists. Their locators name the linked object.
+func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Lookup) (*schemas.Inputs, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	md, _ := obj["metadata"].(map[string]any)
@@ -221,11 +249,16 @@ func (n *Normalizer) Normalize(obj map[string]any, source string) (*schemas.Inpu
 		Components: []schemas.Component{},
 		Source:     source,
 	}
-	w := walker{n: n, id: id, root: obj}
+	w := walker{n: n, id: id, root: obj, lookup: lookup, ns: ns}
 	var err error
 	if in.Fields, err = w.fields(p.fields, nil); err != nil {
 		return nil, err
 	}
+	linked, err := w.linkFields(p.links)
+	if err != nil {
+		return nil, err
+	}
+	in.Fields = sortFields(append(in.Fields, linked...))
 	for _, cr := range p.components {
 		comps, err := w.components(cr)
 		if err != nil {
@@ -316,9 +349,11 @@ func (n *Normalizer) knownOwner(md map[string]any) (string, bool) {
 
 // walker normalizes the parts of one object.
 type walker struct {
-	n    *Normalizer
-	id   string
-	root map[string]any
+	n      *Normalizer
+	id     string
+	root   map[string]any
+	lookup Lookup // nil: no other objects are seen
+	ns     string // the workload's namespace, where links are looked up
 }
 
 func (w walker) errorf(loc, format string, args ...any) error {
@@ -368,16 +403,21 @@ func (w walker) fields(rules []fieldRule, from []step) ([]schemas.Field, error) 
 			if !ok {
 				continue
 			}
-			out = append(out, schemas.Field{Name: r.name, Value: w.n.scrub.text(v), Locator: m.locator()})
+			out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: m.locator()})
 		}
 	}
+	return sortFields(out), nil
+}
+
+// sortFields orders fields by name, then locator.
+func sortFields(out []schemas.Field) []schemas.Field {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Name != out[j].Name {
 			return out[i].Name < out[j].Name
 		}
 		return out[i].Locator < out[j].Locator
 	})
-	return out, nil
+	return out
 }
 
 func (w walker) components(cr componentRule) ([]schemas.Component, error) {
@@ -481,7 +521,7 @@ func (w walker) component(cr componentRule, m match) (schemas.Component, error) 
 					if c.Labels == nil {
 						c.Labels = map[string]string{}
 					}
-					c.Labels[k] = s
+					c.Labels[k] = schemas.RedactText(s)
 				}
 			}
 		}
@@ -518,8 +558,13 @@ func (w walker) component(cr componentRule, m match) (schemas.Component, error) 
 	c.Containers = append(append(c.Containers, main...), init...)
 
 	var err error
-	c.Fields, err = w.fields(cr.fields, from)
-	return c, err
+	if c.Fields, err = w.fields(cr.fields, from); err != nil {
+		return c, err
+	}
+	if cr.volumes != nil {
+		c.Fields = sortFields(append(c.Fields, w.configMapFields(*cr.volumes, from)...))
+	}
+	return c, nil
 }
 
 func dedupe(in []string) []string {
@@ -601,6 +646,7 @@ func (w walker) container(obj map[string]any, loc, defaultName string, init bool
 	if c.Args, err = w.stringList(obj["args"], loc+".args"); err != nil {
 		return c, err
 	}
+	c.Command, c.Args = w.n.args.command(c.Command, c.Args)
 	if c.Env, err = w.env(obj["env"], loc+".env"); err != nil {
 		return c, err
 	}
@@ -667,6 +713,7 @@ func (w walker) synthesize(r containerRule, from []step) (schemas.Container, boo
 			break
 		}
 	}
+	c.Command, c.Args = w.n.args.command(c.Command, c.Args)
 	return c, true, nil
 }
 
@@ -682,8 +729,8 @@ func (p path) render(from []step) string {
 	return loc
 }
 
-// stringList reads a command or args list, converting scalars to strings
-// and scrubbing secrets.
+// stringList reads a command or args list, converting scalars to strings.
+// The caller redacts command and args together (argRedactor.command).
 func (w walker) stringList(v any, loc string) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -700,11 +747,12 @@ func (w walker) stringList(v any, loc string) ([]string, error) {
 		}
 		out[i] = s
 	}
-	return w.n.scrub.args(out), nil
+	return out, nil
 }
 
 // env reads an env list. Literal values survive only for allow-listed names
-// and only when they do not look like a credential.
+// and only when they do not look like a credential; the values of argsEnv
+// variables are redacted as arguments.
 func (w walker) env(v any, loc string) ([]schemas.EnvVar, error) {
 	if v == nil {
 		return nil, nil
@@ -732,12 +780,15 @@ func (w walker) env(v any, loc string) ([]schemas.EnvVar, error) {
 		if err != nil {
 			return nil, err
 		}
-		if value != "" {
-			if w.n.envAllow[name] && !w.n.scrub.looksLikeCredential(value) {
-				e.Value = value
-			} else {
-				e.Redacted = true
-			}
+		switch {
+		case value == "":
+		case w.n.args.argsEnv[name]:
+			// More engine arguments: redacted like arguments.
+			e.Value = w.n.args.script(value, false, 0)
+		case w.n.envAllow[name] && !looksLikeCredential(value):
+			e.Value = value
+		default:
+			e.Redacted = true
 		}
 		if vf, ok := obj["valueFrom"].(map[string]any); ok {
 			if e.From, err = w.keyRef(vf, iloc+".valueFrom"); err != nil {
@@ -812,4 +863,10 @@ func (w walker) envFrom(v any, loc string) ([]schemas.EnvSource, error) {
 		}
 	}
 	return out, nil
+}
+
+// looksLikeCredential reports whether a value that would otherwise be kept
+// (an allow-listed env value) carries something secret.
+func looksLikeCredential(v string) bool {
+	return strings.Contains(strings.ToLower(v), "token=") || schemas.RedactText(v) != v
 }

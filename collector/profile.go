@@ -28,7 +28,17 @@ type profileSpec struct {
 	ClusterScoped bool            `yaml:"clusterScoped"`
 	Note          string          `yaml:"note"`
 	Fields        []fieldSpec     `yaml:"fields"`
+	Links         []linkSpec      `yaml:"links"`
 	Components    []componentSpec `yaml:"components"`
+}
+
+// linkSpec: another object this kind refers to by name, in its namespace,
+// and the fields read from it (paths from its root).
+type linkSpec struct {
+	APIVersion string      `yaml:"apiVersion"`
+	Kind       string      `yaml:"kind"`
+	Name       string      `yaml:"name"`
+	Fields     []fieldSpec `yaml:"fields"`
 }
 
 type componentSpec struct {
@@ -41,6 +51,7 @@ type componentSpec struct {
 	RolesWhen      []roleRuleSpec  `yaml:"rolesWhen"`
 	Labels         string          `yaml:"labels"`
 	EnvFromSecrets []string        `yaml:"envFromSecrets"`
+	Volumes        string          `yaml:"volumes"`
 	Containers     []containerSpec `yaml:"containers"`
 	Fields         []fieldSpec     `yaml:"fields"`
 }
@@ -82,7 +93,14 @@ type profile struct {
 	clusterScoped bool
 	note          string
 	fields        []fieldRule
+	links         []linkRule
 	components    []componentRule
+}
+
+type linkRule struct {
+	apiVersion, kind string
+	name             path
+	fields           []fieldRule
 }
 
 type componentRule struct {
@@ -95,6 +113,7 @@ type componentRule struct {
 	rolesWhen      []roleRule
 	labels         *path
 	envFromSecrets []path
+	volumes        *path
 	containers     []containerRule
 	fields         []fieldRule
 }
@@ -208,6 +227,20 @@ func compileProfile(ps profileSpec) (*profile, error) {
 	if p.fields, err = compileFields("fields", ps.Fields); err != nil {
 		return nil, err
 	}
+	for i, ls := range ps.Links {
+		if ls.APIVersion == "" || ls.Kind == "" {
+			return nil, fmt.Errorf("links[%d]: apiVersion and kind are required", i)
+		}
+		np, err := compilePath(ls.Name)
+		if err != nil {
+			return nil, fmt.Errorf("links[%d].name: %w", i, err)
+		}
+		fs, err := compileFields(fmt.Sprintf("links[%d].fields", i), ls.Fields)
+		if err != nil {
+			return nil, err
+		}
+		p.links = append(p.links, linkRule{apiVersion: ls.APIVersion, kind: ls.Kind, name: np, fields: fs})
+	}
 	for i, cs := range ps.Components {
 		c, err := compileComponent(cs)
 		if err != nil {
@@ -294,6 +327,9 @@ func compileComponent(cs componentSpec) (componentRule, error) {
 		c.rolesWhen = append(c.rolesWhen, roleRule{path: p, present: rw.Present != "", roles: rw.Roles})
 	}
 	if c.labels, err = optionalPath("labels", cs.Labels); err != nil {
+		return c, err
+	}
+	if c.volumes, err = optionalPath("volumes", cs.Volumes); err != nil {
 		return c, err
 	}
 	for i, ef := range cs.EnvFromSecrets {

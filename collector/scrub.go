@@ -1,208 +1,388 @@
 package collector
 
 import (
+	pathpkg "path"
 	"regexp"
 	"strings"
-	"unicode"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
-// Redacted replaces every secret the scrubber finds.
-const Redacted = "REDACTED"
+// Redacted replaces every value the collector removes: schemas.RedactedValue.
+const Redacted = schemas.RedactedValue
 
-// ScrubArgs returns a copy of a command or argument list with secrets
-// replaced by "REDACTED":
-//
-//   - the value after a secret-named flag ("--api-key sk-1" keeps the flag and
-//     redacts "sk-1"; "--hf-token=x" becomes "--hf-token=REDACTED"). A flag is
-//     secret-named when one of its words (split at "-", "_", "." and case
-//     changes) is token, secret, password, passwd, credential(s), auth,
-//     authorization, oauth, cookie, apikey, or ends in token, secret,
-//     password, passwd, apikey or credential(s), or when two words read
-//     "api key", "access key" or "private key". Counting words, not
-//     substrings, keeps "--tokenizer MODEL" and "--max-num-batched-tokens N",
-//     which are engine configuration, not secrets. A value that starts with
-//     "-" is the next flag, not a value, and is kept;
-//   - everything ScrubString removes, in every argument, including shell
-//     strings such as the script of `sh -c`.
-//
-// ScrubArgs never fails and runs in time linear in the total length.
-func ScrubArgs(args []string) []string { return newScrubber().args(args) }
+// maxShellDepth bounds `sh -c "sh -c '...'"` nesting, as the transformer does.
+const maxShellDepth = 4
 
-// ScrubString removes secrets from one string (a shell script, an env value,
-// a field): Hugging Face tokens (hf_ followed by 20 or more letters and
-// digits), "Bearer <token>", passwords in URLs (scheme://user:pass@),
-// secret-looking URL query parameters (?token=..., &api_key=...), values of
-// secret-named flags inside the string (as ScrubArgs) and of secret-named
-// shell variable assignments (HF_TOKEN=... or export API_KEY=...).
-func ScrubString(s string) string { return newScrubber().text(s) }
-
-// scrubber holds the compiled expressions; a Normalizer keeps one.
-type scrubber struct {
-	hfToken, bearer, urlCred, query, flag, assign *regexp.Regexp
+// argRedactor redacts command lines by allow-list: a flag keeps its value
+// only when a detection rule reads it (schemas.Arguments.ValueFlags, plus
+// Config.ArgAllow); every other flag keeps its name and its value becomes
+// Redacted. It decides what is a flag, a value and a positional exactly as
+// the transformer's parser does (the same boolean flags, the same shells), so
+// that a redacted word is never read as something else. Positionals, kept
+// values and the parts of a script that are not arguments go through
+// schemas.RedactText. Shell scripts (sh -c, bash -exc, ...) are parsed with
+// mvdan.cc/sh and redacted word by word, so quoting cannot hide a value; a
+// script that does not parse is replaced whole. It is safe for concurrent
+// use.
+type argRedactor struct {
+	values   map[string]bool // flags whose values are kept
+	booleans map[string]bool // flags that never take a value
+	argsEnv  map[string]bool // env vars holding more arguments
+	envAllow map[string]bool // assignments (VAR=value) whose values are kept
 }
 
-func newScrubber() *scrubber {
-	return &scrubber{
-		hfToken: regexp.MustCompile(`hf_[A-Za-z0-9]{20,}`),
-		bearer:  regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]+`),
-		urlCred: regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@:'"]*:[^/\s@'"]+@`),
-		query:   regexp.MustCompile(`(?i)([?&][A-Za-z0-9_.-]*(?:token|secret|password|passwd|api[-_]?key|signature|sig|auth|credential)[A-Za-z0-9_.-]*=)[^&\s"'#]+`),
-		flag:    regexp.MustCompile(`(^|[\s;|&(])(--?[A-Za-z][A-Za-z0-9_.-]*)(=|[ \t]+)("[^"]*"|'[^']*'|[^\s"';|&)]+)`),
-		assign:  regexp.MustCompile(`(^|[\s;|&(])([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s"';|&)]+)`),
+func newArgRedactor(decl schemas.Arguments, argAllow []string, envAllow map[string]bool) *argRedactor {
+	r := &argRedactor{values: map[string]bool{}, booleans: map[string]bool{}, argsEnv: map[string]bool{}, envAllow: envAllow}
+	for _, f := range append(append([]string(nil), decl.ValueFlags...), argAllow...) {
+		r.values[f] = true
 	}
+	for _, f := range decl.BooleanFlags {
+		r.booleans[f] = true
+	}
+	for _, e := range decl.ArgsEnv {
+		r.argsEnv[e] = true
+	}
+	return r
 }
 
-func (s *scrubber) args(args []string) []string {
-	if args == nil {
-		return nil
+// command redacts a container's command and args, read as one argv as the
+// kubelet runs them. With no command the args go to the image's entrypoint:
+// there is no program, every word is a flag, a value or a positional.
+func (r *argRedactor) command(command, args []string) ([]string, []string) {
+	if len(command)+len(args) == 0 {
+		return command, args
 	}
-	out := make([]string, len(args))
-	redactNext := false
-	for i, a := range args {
-		if redactNext && !strings.HasPrefix(a, "-") {
-			out[i] = Redacted
-			redactNext = false
-			continue
-		}
-		redactNext = false
-		if strings.HasPrefix(a, "-") && !strings.ContainsAny(a, " \t\n") {
-			name, _, hasValue := strings.Cut(a, "=")
-			if secretName(name) {
-				if hasValue {
-					out[i] = name + "=" + Redacted
-				} else {
-					out[i] = a
-					redactNext = true
-				}
+	words := make([]string, 0, len(command)+len(args))
+	words = append(append(words, command...), args...)
+	out := r.argv(words, len(command) > 0, 0)
+	var c, a []string
+	if command != nil {
+		c = out[:len(command):len(command)]
+	}
+	if args != nil {
+		a = out[len(command):]
+	}
+	return c, a
+}
+
+// argv returns words with every value no rule reads redacted. program says
+// whether words[0] (after assignments and wrappers) is the program run.
+func (r *argRedactor) argv(words []string, program bool, depth int) []string {
+	out := make([]string, len(words))
+	i := 0
+	if program {
+		for ; i < len(words); i++ {
+			w := words[i]
+			if isWrapper(w) {
+				out[i] = w
 				continue
 			}
+			if name, val, ok := assignment(w); ok {
+				out[i] = schemas.RedactText(name) + "=" + r.assignValue(name, val)
+				continue
+			}
+			break
 		}
-		out[i] = s.text(a)
+		if i >= len(words) {
+			return out
+		}
+		prog := words[i]
+		out[i] = schemas.RedactText(prog)
+		i++
+		if dataProgram(prog) {
+			// Its words are data it prints or stores, never configuration
+			// a rule reads: "echo $PW | login --password-stdin".
+			for ; i < len(words); i++ {
+				if isFlag(words[i]) {
+					out[i] = schemas.RedactText(words[i])
+				} else {
+					out[i] = redactValue(words[i])
+				}
+			}
+			return out
+		}
+		if isShell(prog) && depth < maxShellDepth {
+			for ; i < len(words); i++ {
+				t := words[i]
+				if len(t) < 2 || t[0] != '-' || strings.HasPrefix(t, "--") {
+					break
+				}
+				out[i] = schemas.RedactText(t)
+				if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
+					out[i+1] = r.script(words[i+1], true, depth+1)
+					// $0 and the script's positional parameters: no rule
+					// reads them, but they are words like any others.
+					copy(out[i+2:], r.argv(words[i+2:], false, depth))
+					return out
+				}
+			}
+		}
+	}
+	for ; i < len(words); i++ {
+		t := words[i]
+		if t == "--" {
+			out[i] = t
+			for j := i + 1; j < len(words); j++ {
+				out[j] = schemas.RedactText(words[j])
+			}
+			break
+		}
+		if !isFlag(t) {
+			out[i] = r.positional(t, depth)
+			continue
+		}
+		if name, val, ok := strings.Cut(t, "="); ok {
+			if r.values[name] {
+				out[i] = name + "=" + schemas.RedactText(val)
+			} else {
+				out[i] = schemas.RedactText(name) + "=" + redactValue(val)
+			}
+			continue
+		}
+		switch {
+		case r.values[t] || r.booleans[t] || len(t) <= 2:
+			out[i] = t
+		case strings.HasPrefix(t, "--"):
+			out[i] = schemas.RedactText(t)
+		default:
+			// "-pVALUE": a short flag with its value glued on, or a
+			// single-dash long flag; either way only "-p" is safe.
+			out[i] = t[:2] + Redacted
+		}
+		if r.booleans[t] || i+1 >= len(words) || isFlag(words[i+1]) {
+			continue
+		}
+		i++
+		if r.values[t] {
+			out[i] = schemas.RedactText(words[i])
+		} else {
+			out[i] = redactValue(words[i])
+		}
 	}
 	return out
 }
 
-func (s *scrubber) text(v string) string {
-	// Cheap checks first: most arguments are short words that none of the
-	// expressions can match, and regexp calls dominate the cost otherwise.
-	space := strings.ContainsAny(v, " \t\n\r")
-	eq := strings.IndexByte(v, '=') >= 0
-	if strings.Contains(v, "hf_") {
-		v = s.hfToken.ReplaceAllLiteralString(v, Redacted)
+// positional redacts a positional word. One with blanks may be a script
+// handed to an entrypoint that is a shell (args: ["vllm serve m --key x"]
+// under ENTRYPOINT ["sh", "-c"]): when it parses as one and redaction
+// changes it, it is redacted as one; otherwise it goes through RedactText.
+func (r *argRedactor) positional(t string, depth int) string {
+	if depth < maxShellDepth && strings.ContainsAny(t, " \t\n") {
+		red, changed, ok := r.parsedScript(t, true, depth+1)
+		switch {
+		case ok && changed:
+			if isFlag(red) {
+				// Still a positional for whoever parses the argv next.
+				red = " " + red
+			}
+			return schemas.RedactText(red)
+		case !ok && flagInside.MatchString(t):
+			// A script with options that does not parse: nothing in it
+			// can be told apart safely.
+			return Redacted
+		}
 	}
-	if strings.Contains(v, "://") {
-		v = s.urlCred.ReplaceAllString(v, "${1}"+Redacted+"@")
-	}
-	if !space && !eq {
-		return v
-	}
-	if space {
-		v = s.bearer.ReplaceAllString(v, "${1}${2}"+Redacted)
-	}
-	if eq && strings.ContainsAny(v, "?&") {
-		v = s.query.ReplaceAllString(v, "${1}"+Redacted)
-	}
-	if strings.IndexByte(v, '-') >= 0 {
-		v = replaceValues(s.flag, v, 2, 4, func(name, val string) bool {
-			return secretName(name) && !strings.HasPrefix(val, "-")
-		})
-	}
-	if eq {
-		v = replaceValues(s.assign, v, 2, 3, func(name, _ string) bool { return secretName(name) })
-	}
-	return v
+	return schemas.RedactText(t)
 }
 
-// looksLikeCredential reports whether a value that would otherwise be kept
-// (an allow-listed env value) carries something secret.
-func (s *scrubber) looksLikeCredential(v string) bool {
-	return strings.Contains(strings.ToLower(v), "token=") || s.text(v) != v
+// flagInside: a word with an option inside, after a blank.
+var flagInside = regexp.MustCompile(`\s-[A-Za-z-]`)
+
+// headerRE is a header-style value: "Name: value".
+var headerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*:[ \t]`)
+
+// redactValue is what remains of the value of a flag no rule reads: nothing
+// (Redacted), or the name of a header ("X-Api-Key: REDACTED"). An empty value
+// stays empty.
+func redactValue(v string) string {
+	if v == "" || v == Redacted {
+		return v
+	}
+	if m := headerRE.FindString(v); m != "" {
+		return m + Redacted
+	}
+	return Redacted
 }
 
-// replaceValues replaces submatch valGroup of every match of re whose
-// submatches nameGroup and valGroup satisfy secret with Redacted.
-func replaceValues(re *regexp.Regexp, v string, nameGroup, valGroup int, secret func(name, val string) bool) string {
-	idx := re.FindAllStringSubmatchIndex(v, -1)
-	if idx == nil {
-		return v
+// assignValue is the value kept for VAR=value: the value of an allow-listed
+// variable (still passed through RedactText), else Redacted.
+func (r *argRedactor) assignValue(name, val string) string {
+	if val == "" {
+		return val
+	}
+	if r.envAllow[name] {
+		if red := schemas.RedactText(val); red == val {
+			return val
+		}
+	}
+	return Redacted
+}
+
+// script redacts a shell script: every command's arguments as argv (program
+// says whether each command names its program, which the words of an argsEnv
+// value do not), assignments by the env allow-list, here-documents whole, and
+// every other word through RedactText. Comments are dropped. The result is
+// the script printed back by mvdan.cc/sh; a script that does not parse
+// becomes Redacted.
+func (r *argRedactor) script(src string, program bool, depth int) string {
+	red, _, ok := r.parsedScript(src, program, depth)
+	if !ok {
+		return Redacted
+	}
+	return red
+}
+
+// parsedScript is script, with ok false when src does not parse and changed
+// saying whether anything was redacted (the script printed as it was parsed
+// differs from the one printed after redaction).
+func (r *argRedactor) parsedScript(src string, program bool, depth int) (out string, changed, ok bool) {
+	if strings.TrimSpace(src) == "" {
+		return src, false, true
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return "", false, false
+	}
+	var orig strings.Builder
+	if err := syntax.NewPrinter().Print(&orig, f); err != nil {
+		return "", false, false
+	}
+	replace := func(w *syntax.Word, text string) {
+		q, err := syntax.Quote(text, syntax.LangBash)
+		if err != nil {
+			q = Redacted
+		}
+		w.Parts = []syntax.WordPart{&syntax.Lit{Value: q}}
+	}
+	assigns := func(as []*syntax.Assign) {
+		for _, a := range as {
+			if a.Name == nil || a.Value == nil {
+				continue
+			}
+			text := wordText(a.Value, src)
+			if red := r.assignValue(a.Name.Value, text); red != text {
+				replace(a.Value, red)
+			}
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CallExpr:
+			assigns(x.Assigns)
+			texts := make([]string, len(x.Args))
+			for i, w := range x.Args {
+				texts[i] = wordText(w, src)
+			}
+			red := r.argv(texts, program, depth)
+			for i, w := range x.Args {
+				if red[i] != texts[i] {
+					replace(w, red[i])
+				}
+			}
+		case *syntax.DeclClause:
+			assigns(x.Args)
+		case *syntax.Redirect:
+			if x.Hdoc != nil {
+				x.Hdoc.Parts = []syntax.WordPart{&syntax.Lit{Value: Redacted + "\n"}}
+			}
+		case *syntax.Lit:
+			x.Value = schemas.RedactText(x.Value)
+		case *syntax.SglQuoted:
+			x.Value = schemas.RedactText(x.Value)
+		}
+		return true
+	})
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, f); err != nil {
+		return "", false, false
+	}
+	return strings.TrimSuffix(b.String(), "\n"), b.String() != orig.String(), true
+}
+
+// wordText is what a word expands to with every expansion left as written:
+// quotes removed, parameters and command substitutions kept as source text.
+func wordText(w *syntax.Word, src string) string {
+	if lit := w.Lit(); lit != "" {
+		return lit
 	}
 	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		name := v[m[2*nameGroup]:m[2*nameGroup+1]]
-		vs, ve := m[2*valGroup], m[2*valGroup+1]
-		if !secret(name, v[vs:ve]) || v[vs:ve] == Redacted {
-			continue
+	var parts func([]syntax.WordPart)
+	parts = func(ps []syntax.WordPart) {
+		for _, p := range ps {
+			switch x := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(x.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(x.Value)
+			case *syntax.DblQuoted:
+				parts(x.Parts)
+			default:
+				b.WriteString(source(p, src))
+			}
 		}
-		b.WriteString(v[last:vs])
-		b.WriteString(Redacted)
-		last = ve
 	}
-	if last == 0 {
-		return v
-	}
-	b.WriteString(v[last:])
+	parts(w.Parts)
 	return b.String()
 }
 
-// secretName reports whether a flag or variable name names a secret; see
-// ScrubArgs for the rule.
-func secretName(name string) bool {
-	lower := strings.ToLower(name)
-	hint := false
-	for _, h := range []string{"token", "secret", "passw", "credential", "auth", "key", "cookie"} {
-		if strings.Contains(lower, h) {
-			hint = true
-			break
-		}
+// source is the text of a node as written in src.
+func source(n syntax.Node, src string) string {
+	s, e := int(n.Pos().Offset()), int(n.End().Offset())
+	if s < 0 || e > len(src) || s > e {
+		return ""
 	}
-	if !hint {
+	return src[s:e]
+}
+
+// isFlag: starts with "-", is not "-" alone and is not a negative number.
+func isFlag(t string) bool {
+	if len(t) < 2 || t[0] != '-' {
 		return false
 	}
-	words := splitWords(strings.TrimLeft(name, "-"))
-	for i, w := range words {
-		switch w {
-		case "token", "secret", "secrets", "password", "passwd", "credential", "credentials",
-			"auth", "authorization", "oauth", "cookie", "apikey":
-			return true
-		case "key":
-			if i > 0 && (words[i-1] == "api" || words[i-1] == "access" || words[i-1] == "private") {
-				return true
-			}
-		}
-		for _, suffix := range []string{"token", "secret", "password", "passwd", "apikey", "credential", "credentials"} {
-			if strings.HasSuffix(w, suffix) {
-				return true
-			}
-		}
+	c := t[1]
+	return !(c >= '0' && c <= '9' || c == '.')
+}
+
+func isShell(prog string) bool {
+	switch pathpkg.Base(prog) {
+	case "sh", "bash", "ash", "dash", "zsh", "ksh":
+		return true
 	}
 	return false
 }
 
-// splitWords splits a name at "-", "_", "." and lower-to-upper case changes,
-// and lower-cases the words.
-func splitWords(name string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
+// dataProgram: a program whose arguments are data (printed, stored as a
+// password) rather than configuration.
+func dataProgram(prog string) bool {
+	switch pathpkg.Base(prog) {
+	case "echo", "printf", "htpasswd", "chpasswd", "sshpass":
+		return true
+	}
+	return false
+}
+
+func isWrapper(t string) bool {
+	switch t {
+	case "exec", "env", "nohup", "time":
+		return true
+	}
+	return false
+}
+
+// assignment splits VAR=value.
+func assignment(t string) (name, val string, ok bool) {
+	i := strings.IndexByte(t, '=')
+	if i <= 0 || t[0] == '-' {
+		return "", "", false
+	}
+	for k := 0; k < i; k++ {
+		c := t[k]
+		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || k > 0 && '0' <= c && c <= '9') {
+			return "", "", false
 		}
 	}
-	var prev rune
-	for _, r := range name {
-		switch {
-		case r == '-' || r == '_' || r == '.':
-			flush()
-		case unicode.IsUpper(r) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-		prev = r
-	}
-	flush()
-	return words
+	return t[:i], t[i+1:], true
 }

@@ -184,4 +184,4 @@ func Reason(s string) string {
 
 // redact scrubs an error text of anything that looks like a credential
 // before it reaches a log line or the dead-letter stream.
-func (b *Bus) redact(s string) string { return Reason(s) }
+func (b *Bus) redact(s string) string { return schemas.RedactText(s) }

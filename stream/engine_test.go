@@ -183,8 +183,8 @@ func TestEngineRetriesInOrderAndReportsDegraded(t *testing.T) {
 	if got := rec.of(schemas.SubjectBOMsPrefix + "t.bad"); len(got) != 0 {
 		t.Fatalf("later messages of the failing subject overtook it: %v", got)
 	}
-	if h := e.Health(); !strings.Contains(h.Reason, "connection refused") {
-		t.Fatalf("health reason %q does not say why", h.Reason)
+	if h := e.Health(); !strings.Contains(h.Reason, "connection refused") || strings.Contains(h.Reason, "s3cr3t") {
+		t.Fatalf("health reason %q does not say why, or carries the credential", h.Reason)
 	}
 	healed.Store(true)
 	waitUntil(t, "all acked", caughtUp(t, b, "retry"))
@@ -230,7 +230,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
 		switch string(m.Data) {
 		case "refused":
-			return Permanent(errors.New("400 bad request:\nthe store refused it"))
+			return Permanent(errors.New("400 bad request:\nthe store refused it (Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.c2ln)"))
 		case "flaky":
 			return errors.New("503")
 		}
@@ -249,7 +249,8 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 	if len(dls) != 2 {
 		t.Fatalf("%d dead letters, want 2: %+v", len(dls), dls)
 	}
-	if d := dls[0]; string(d.Data) != "refused" || d.Reason != "400 bad request: the store refused it" || d.Stage != cfg.Stage ||
+	if d := dls[0]; string(d.Data) != "refused" || !strings.HasPrefix(d.Reason, "400 bad request: the store refused it") ||
+		strings.Contains(d.Reason, "eyJhbGciOiJIUzI1NiJ9") || d.Stage != cfg.Stage ||
 		d.Stream != schemas.StreamBOMs || d.Subject != subj || d.Seq != 2 || d.Delivered != 1 || d.Time.IsZero() ||
 		d.Header.Get("Bomstream-Workload") != `{"cluster":"t"}` || d.Header.Get(jetstream.MsgIDHeader) != "id-refused" {
 		t.Fatalf("first dead letter %+v", d)

@@ -58,9 +58,12 @@ func ParseArgs(command, args []string) []Invocation {
 // ParseArgsWith splits a container's command and args into invocations. The
 // Kubernetes $(VAR) references are expanded first, as the kubelet does; a
 // shell given a script with -c (sh -c, bash -exc, ...) contributes one
-// invocation per command of the script. Runs in time linear in the input.
+// invocation per simple command of the script, as mvdan.cc/sh parses it
+// (quoting, escapes, here-documents, && and || chains, pipelines, if/for/
+// while bodies and `exec`), with $VAR, ${VAR} and ${VAR:-default} taken
+// from opt.Env. A script that does not parse contributes nothing.
 func ParseArgsWith(command, args []string, opt ParseOptions) []Invocation {
-	return parseArgs(command, args, opt, nil)
+	return parseArgs(command, args, opt, nil, nil)
 }
 
 // argBufs is reusable memory for the words, flags and invocations of
@@ -77,14 +80,15 @@ func (b *argBufs) reset() {
 	b.invs.reset()
 }
 
-// parseArgs is ParseArgsWith cutting its slices from bufs when not nil; the
-// invocations are then valid until bufs is reset.
-func parseArgs(command, args []string, opt ParseOptions, bufs *argBufs) []Invocation {
+// parseArgs is ParseArgsWith cutting its slices from bufs when not nil (the
+// invocations are then valid until bufs is reset) and taking parsed scripts
+// from cache when not nil.
+func parseArgs(command, args []string, opt ParseOptions, bufs *argBufs, cache *matchCache) []Invocation {
 	n := len(command) + len(args)
 	if n == 0 {
 		return nil
 	}
-	p := argParser{opt: opt, bufs: bufs}
+	p := argParser{opt: opt, bufs: bufs, cache: cache}
 	if bufs != nil {
 		p.out = bufs.invs.take(4)
 	}
@@ -104,9 +108,18 @@ func parseArgs(command, args []string, opt ParseOptions, bufs *argBufs) []Invoca
 }
 
 type argParser struct {
-	opt  ParseOptions
-	out  []Invocation
-	bufs *argBufs
+	opt   ParseOptions
+	out   []Invocation
+	bufs  *argBufs
+	cache *matchCache // parsed scripts; nil parses every time
+}
+
+// shell returns the commands of a script with the env expanded.
+func (p *argParser) shell(script string) [][]string {
+	if p.cache != nil {
+		return p.cache.shell(script).expand(p.opt.Env)
+	}
+	return parseShell(script).expand(p.opt.Env)
 }
 
 // words, flags and positionals return empty slices with room for n.
@@ -142,7 +155,7 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 			}
 			if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
 				script := words[i+1]
-				for _, cmd := range shellSplit(script.Text, p.opt.Env) {
+				for _, cmd := range p.shell(script.Text) {
 					ws := p.words(len(cmd))
 					for _, c := range cmd {
 						ws = append(ws, Word{Text: c, Src: script.Src})
@@ -278,215 +291,6 @@ func validEnvName(s string) bool {
 		}
 	}
 	return true
-}
-
-// shellSplit is a small POSIX-shell tokenizer: quotes, backslash escapes,
-// line continuations, comments, $VAR/${VAR} expansion from env, $(...) and
-// backquotes kept as one word, and ; && || | & newlines ( ) as command
-// separators. Redirections and their targets are dropped. One pass, linear.
-func shellSplit(s string, env map[string]string) [][]string {
-	// The bytes of every kept word go into one buffer that becomes one
-	// string at the end; words and commands are cut from it.
-	var (
-		buf      []byte // the words so far; the current word is buf[start:]
-		start    int
-		spans    []int // start and end in buf of each kept word
-		cmdEnds  []int // words (len(spans)/2) at the end of each command
-		inWord   bool
-		dropNext bool
-	)
-	endWord := func() {
-		if !inWord {
-			return
-		}
-		if dropNext {
-			dropNext = false
-			buf = buf[:start]
-		} else {
-			spans = append(spans, start, len(buf))
-			start = len(buf)
-		}
-		inWord = false
-	}
-	endCmd := func() {
-		endWord()
-		dropNext = false
-		last := 0
-		if len(cmdEnds) > 0 {
-			last = cmdEnds[len(cmdEnds)-1]
-		}
-		if n := len(spans) / 2; n > last {
-			cmdEnds = append(cmdEnds, n)
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case ' ', '\t', '\r':
-			endWord()
-		case '\n', ';', '|', '&', '(', ')':
-			if c == '&' && len(buf) > start && inWord && buf[len(buf)-1] == '>' {
-				buf = append(buf, c)
-				continue
-			}
-			endCmd()
-		case '>', '<':
-			// Drop an fd number glued to the operator ("2>"), then the target.
-			if inWord && isDigitBytes(buf[start:]) {
-				buf = buf[:start]
-				inWord = false
-			} else {
-				endWord()
-			}
-			for i+1 < len(s) && (s[i+1] == '>' || s[i+1] == '&' || s[i+1] == '<') {
-				i++
-			}
-			dropNext = true
-		case '#':
-			if inWord {
-				buf = append(buf, c)
-				continue
-			}
-			for i+1 < len(s) && s[i+1] != '\n' {
-				i++
-			}
-		case '\\':
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					buf = append(buf, s[i])
-					inWord = true
-				}
-			}
-		case '\'':
-			inWord = true
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				buf = append(buf, s[i+1:]...)
-				i = len(s)
-			} else {
-				buf = append(buf, s[i+1:i+1+end]...)
-				i += 1 + end
-			}
-		case '"':
-			inWord = true
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				switch {
-				case s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0:
-					i++
-					if s[i] != '\n' {
-						buf = append(buf, s[i])
-					}
-				case s[i] == '$':
-					i = expandShellVar(s, i, env, &buf)
-				default:
-					buf = append(buf, s[i])
-				}
-			}
-		case '$':
-			inWord = true
-			i = expandShellVar(s, i, env, &buf)
-		case '`':
-			inWord = true
-			end := strings.IndexByte(s[i+1:], '`')
-			if end < 0 {
-				end = len(s) - i - 1
-			}
-			buf = append(buf, s[i:i+1+end]...)
-			i += 1 + end
-		default:
-			inWord = true
-			buf = append(buf, c)
-		}
-	}
-	endCmd()
-	if len(cmdEnds) == 0 {
-		return nil
-	}
-	all := string(buf[:start])
-	words := make([]string, len(spans)/2)
-	for k := range words {
-		words[k] = all[spans[2*k]:spans[2*k+1]]
-	}
-	cmds := make([][]string, len(cmdEnds))
-	prev := 0
-	for j, e := range cmdEnds {
-		cmds[j] = words[prev:e:e]
-		prev = e
-	}
-	return cmds
-}
-
-func isDigitBytes(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// expandShellVar handles the "$" at s[i] and returns the index of the last byte
-// consumed. Unknown variables are kept as written.
-func expandShellVar(s string, i int, env map[string]string, w *[]byte) int {
-	if i+1 >= len(s) {
-		*w = append(*w, '$')
-		return i
-	}
-	switch c := s[i+1]; {
-	case c == '{':
-		end := strings.IndexByte(window(s[i+2:]), '}')
-		if end < 0 {
-			*w = append(*w, "${"...)
-			return i + 1
-		}
-		expr := s[i+2 : i+2+end]
-		name, def, hasDef := strings.Cut(expr, ":-")
-		if v, ok := env[name]; ok && v != "" {
-			*w = append(*w, v...)
-		} else if hasDef {
-			*w = append(*w, def...)
-		} else {
-			*w = append(*w, s[i:i+3+end]...)
-		}
-		return i + 2 + end
-	case c == '(':
-		// Command substitution (or an unknown $(VAR) the kubelet left): keep it whole.
-		depth, j := 0, i+1
-		for ; j < len(s); j++ {
-			if s[j] == '(' {
-				depth++
-			} else if s[j] == ')' {
-				depth--
-				if depth == 0 {
-					break
-				}
-			}
-		}
-		if j >= len(s) {
-			j = len(s) - 1
-		}
-		*w = append(*w, s[i:j+1]...)
-		return j
-	case c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z':
-		j := i + 1
-		for j < len(s) && (s[j] == '_' || 'A' <= s[j] && s[j] <= 'Z' || 'a' <= s[j] && s[j] <= 'z' || '0' <= s[j] && s[j] <= '9') {
-			j++
-		}
-		name := s[i+1 : j]
-		if v, ok := env[name]; ok {
-			*w = append(*w, v...)
-		} else {
-			*w = append(*w, s[i:j]...)
-		}
-		return j - 1
-	}
-	*w = append(*w, '$')
-	return i
 }
 
 // window bounds the look-ahead for a variable name, so that a long run of

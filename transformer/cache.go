@@ -17,6 +17,7 @@ type matchCache struct {
 	heads  sync.Map    // headKey -> []headMatch
 	words  sync.Map    // string -> *wordInfo
 	models [2]sync.Map // model value -> *modelInfo, for hf false and true
+	shells sync.Map    // script -> *shellScript
 	n      atomic.Int64
 }
 
@@ -30,7 +31,8 @@ type parsedImage struct {
 	name       string // img.Name()
 	str        string // img.String()
 	proofValue string // "image " + the reference as written (set always)
-	tagVersion string // Version(img.Tag)
+	tagVersion string // ParseVersion(img.Tag)
+	tagVariant string
 	tagHow     string // "tag " + img.Tag
 	ref        string // "container:" + img.String()
 	purl       string // img.PURL("")
@@ -50,7 +52,7 @@ func (c *matchCache) parse(r *rules, ref string) *parsedImage {
 		p.img, p.ok = img, true
 		p.name = img.Name()
 		p.str = img.String()
-		p.tagVersion = Version(img.Tag)
+		p.tagVersion, p.tagVariant = ParseVersion(img.Tag)
 		p.tagHow = "tag " + img.Tag
 		p.ref = "container:" + p.str
 		p.purl = img.PURL("")
@@ -64,9 +66,11 @@ func (c *matchCache) parse(r *rules, ref string) *parsedImage {
 
 // imageInfo is what the rules find in one image name.
 type imageInfo struct {
-	matches  []imageMatch
-	sim      *notRuntime
-	nimModel string
+	matches    []imageMatch
+	sim        *notRuntime
+	bakedModel string // the model the image bakes in (a NIM or an images rule)
+	// byName: bakedModel comes from models.images, not from the NIM rule.
+	byName bool
 }
 
 type imageMatch struct {
@@ -124,7 +128,23 @@ func (c *matchCache) image(r *rules, name string) *imageInfo {
 			generic = generic || g.MatchString(name)
 		}
 		if m := r.nimImage.FindStringSubmatch(name); m != nil && !generic {
-			info.nimModel = m[r.nimImage.SubexpIndex("model")]
+			info.bakedModel = m[r.nimImage.SubexpIndex("model")]
+		}
+	}
+	for _, im := range r.imageModels {
+		if info.bakedModel != "" {
+			break
+		}
+		m := im.re.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		excluded := false
+		for _, x := range im.exclude {
+			excluded = excluded || x.MatchString(name)
+		}
+		if !excluded {
+			info.bakedModel, info.byName = m[im.re.SubexpIndex("model")], true
 		}
 	}
 	c.store(&c.images, name, info)
@@ -216,4 +236,20 @@ func (c *matchCache) model(r *rules, v string, hf bool) *modelInfo {
 	info := r.classify(v, hf)
 	c.store(m, v, info)
 	return info
+}
+
+// maxCachedScript keeps long scripts out of the cache.
+const maxCachedScript = 4096
+
+// shell parses a script, or returns the parse cached for the same text.
+func (c *matchCache) shell(src string) *shellScript {
+	if len(src) > maxCachedScript {
+		return parseShell(src)
+	}
+	if v, ok := c.shells.Load(src); ok {
+		return v.(*shellScript)
+	}
+	s := parseShell(src)
+	c.store(&c.shells, src, s)
+	return s
 }

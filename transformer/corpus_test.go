@@ -3,7 +3,6 @@ package transformer
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -15,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/bomstream/bomstream/collector"
-	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -30,7 +29,9 @@ type rendered struct {
 }
 
 // renderTree normalizes every workload of every YAML file under root with the
-// collector and renders it. Objects that are not workloads are left out.
+// collector's manifest source (so that links between the documents of a
+// file are followed, as the pipeline follows them) and renders it. Objects
+// that are not workloads are left out.
 func renderTree(t *testing.T, root string) []rendered {
 	t.Helper()
 	n, err := collector.NewNormalizer(collector.Config{Cluster: "dev", DefaultNamespace: "default"})
@@ -38,37 +39,30 @@ func renderTree(t *testing.T, root string) []rendered {
 		t.Fatal(err)
 	}
 	r := newRenderer(t)
-	var files []string
+	var paths []string
 	err = filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !de.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			files = append(files, p)
+			paths = append(paths, p)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(files)
+	sort.Strings(paths)
 	var out []rendered
-	for _, f := range files {
+	for _, f := range paths {
 		rel, _ := filepath.Rel(root, f)
 		rel = filepath.ToSlash(rel)
-		objs, err := manifest.ReadPath(f)
-		if err != nil {
-			t.Errorf("read %s: %v", rel, err)
+		loaded := files.Load(root, f, n)
+		if loaded.Err != nil {
+			t.Errorf("load %s: %v", rel, loaded.Err)
 		}
-		for _, o := range objs {
-			in, err := n.Normalize(o.Obj, "file:"+rel)
-			if errors.Is(err, collector.ErrNotWorkload) || errors.Is(err, collector.ErrUnknownKind) {
-				continue
-			}
-			if err != nil {
-				t.Errorf("normalize %s:%d: %v", rel, o.Line, err)
-				continue
-			}
+		for _, ev := range loaded.Events {
+			in := ev.Data.Inputs
 			res, err := r.Render(event(t, in))
 			if err != nil {
 				t.Errorf("render %s %s/%s: %v", rel, in.Workload.Kind, in.Workload.Name, err)
@@ -173,17 +167,17 @@ var indexRows = []indexRow{
 	{row: 21, file: "lws/docs/examples/vllm/GPU/lws.yaml", kind: "LeaderWorkerSet", runtimes: rs("vllm", "0.8.5", decl), models: []string{"meta-llama/Llama-3.1-405B-Instruct"}, roles: []string{"leader", "worker"}},
 	{row: 22, file: "lws/docs/examples/sglang/lws.yaml", kind: "LeaderWorkerSet", runtimes: rs("sglang", "", decl), models: []string{"meta-llama/Meta-Llama-3.1-8B-Instruct"}, roles: []string{"leader", "worker"}},
 	{row: 23, file: "lws/docs/examples/tensorrt-llm/lws.yaml", kind: "LeaderWorkerSet", runtimes: rs("tensorrt-llm", "", infr, "triton", "", infr), roles: []string{"leader", "worker"}},
-	{row: 24, file: "lws/docs/examples/llamacpp/k8s/lws.yaml", kind: "LeaderWorkerSet", runtimes: rs("llama.cpp", "", infr), roles: []string{"leader", "worker"},
-		note: "the GGUF model is baked into the image; bomstream does not guess models from image names"},
-	{row: 25, file: "k8s-nim-operator/config/samples/nim/serving/standalone/basic/llm.yaml", kind: "NIMService", runtimes: rs("nim", "1.12.0", decl), models: []string{"meta/llama-3.2-1b-instruct"}, roles: []string{"service"},
-		note: "the tensorrt_llm engine is a field of the sibling NIMCache document, not of the NIMService"},
+	{row: 24, file: "lws/docs/examples/llamacpp/k8s/lws.yaml", kind: "LeaderWorkerSet", runtimes: rs("llama.cpp", "", infr), models: []string{"llama3-8b-instruct-bartowski-q5km"}, roles: []string{"leader", "worker"},
+		note: "the GGUF model is baked into the leader image, named after it (models.images rule): a name, not a Hugging Face id"},
+	{row: 25, file: "k8s-nim-operator/config/samples/nim/serving/standalone/basic/llm.yaml", kind: "NIMService", runtimes: rs("nim", "1.12.0", decl, "tensorrt-llm", "", decl), models: []string{"meta/llama-3.2-1b-instruct"}, roles: []string{"service"},
+		note: "the tensorrt_llm engine is a field of the NIMCache the NIMService names (spec.storage.nimCache.name), followed as a link"},
 	{row: 25, file: "k8s-nim-operator/config/samples/nim/serving/standalone/basic/llm.yaml", kind: "NIMCache", models: []string{"meta/llama-3.2-1b-instruct"}, roles: []string{"cache"}},
 	{row: 26, file: "k8s-nim-operator/config/samples/nim/caching/hf/nimcache.yaml", kind: "NIMCache", models: []string{"meta-llama/Llama-3.2-1B-Instruct"}, roles: []string{"cache"}},
 	{row: 27, file: "k8s-nim-operator/config/samples/nim/serving/standalone/no-precaching/multi-llm-hf.yaml", kind: "NIMService", runtimes: rs("nim", "1.12", decl), models: []string{"meta-llama/Llama-3.2-1B-Instruct"}, roles: []string{"service"}},
 	{row: 28, file: "k8s-nim-operator/config/samples/nim/serving/advanced/multi-node/multi-node-nimservice.yaml", kind: "NIMService", runtimes: rs("nim", "1.7.3", decl, "sglang", "", decl), models: []string{"deepseek-ai/deepseek-r1"}, roles: []string{"service"}},
 	{row: 28, file: "k8s-nim-operator/config/samples/nim/serving/advanced/multi-node/multi-node-nimservice.yaml", kind: "NIMCache", models: []string{"deepseek-ai/deepseek-r1"}, roles: []string{"cache"}},
-	{row: 29, file: "production-stack/src/gateway_inference_extension/configs/vllm/gpu-deployment.yaml", kind: "Deployment", runtimes: rs("vllm", "", decl), models: []string{"meta-llama/Llama-3.2-1B-Instruct"},
-		note: "the LoRA adapter lives in a ConfigMap string, which is not an input"},
+	{row: 29, file: "production-stack/src/gateway_inference_extension/configs/vllm/gpu-deployment.yaml", kind: "Deployment", runtimes: rs("vllm", "", decl), models: []string{"meta-llama/Llama-3.2-1B-Instruct", "AvaLovelace/LegoGPT"},
+		note: "the LoRA adapter is listed in the ConfigMap the pod mounts, followed as a link: the adapter is a model (bomstream:model:adapter)"},
 	{row: 30, file: "production-stack/examples/disaggregated_prefill_orchestrated/prefill-deploy.yaml", kind: "Deployment", runtimes: rs("vllm", "", decl), models: []string{"/var/mdl/YOUR-MODEL-PATH"},
 		note: "INDEX says inferred; `python -m vllm.entrypoints.openai.api_server` is an explicit launch command, which INDEX's own convention (and row 21) calls declared. The prefill role comes from names and labels only, so it is not claimed"},
 	{row: 31, file: "production-stack/operator/config/samples/production-stack_v1alpha1_vllmruntime.yaml", kind: "VLLMRuntime", runtimes: rs("vllm", "", decl), models: []string{"meta-llama/Llama-3.1-8B-Instruct"}},
@@ -292,7 +286,7 @@ func TestCorpusOwn(t *testing.T) {
 	want := map[string]indexRow{
 		"vllm-serve":          {runtimes: rs("vllm", "0.9.2", decl), models: []string{"org/model-a"}, revision: "0123456789abcdef0123456789abcdef01234567", roles: []string{"decode"}},
 		"vllm-args-only":      {runtimes: rs("vllm", "", decl), models: []string{"org/model-b"}},
-		"sglang-sh":           {runtimes: rs("sglang", "", decl), models: []string{"/models/llama"}, roles: []string{"prefill"}},
+		"sglang-sh":           {runtimes: rs("sglang", "0.4.6.post1", decl), models: []string{"/models/llama"}, roles: []string{"prefill"}},
 		"tgi":                 {runtimes: rs("tgi", "2.4", infr), models: []string{"org/model-c"}},
 		"tei":                 {runtimes: rs("tei", "1.5", decl), models: []string{"BAAI/bge-large-en-v1.5"}},
 		"llamacpp-and-ollama": {runtimes: rs("llama.cpp", "", decl, "ollama", "0.6.5", infr), models: []string{"/models/q5.gguf"}},
@@ -309,6 +303,29 @@ func TestCorpusOwn(t *testing.T) {
 		"nim-cache":           {models: []string{"org/model-k"}, roles: []string{"cache"}},
 		"vllmruntime":         {runtimes: rs("vllm", "", decl), models: []string{"org/model-l"}},
 		"lws":                 {runtimes: rs("vllm", "0.8.5", decl), models: []string{"org/model-m"}, roles: []string{"leader", "worker"}},
+		// precision.yaml: no runtime and no model reference that stands alone.
+		"neg-web-model-env":      {skipped: true},
+		"neg-postgres-llm-cache": {skipped: true},
+		"neg-redis-labels":       {skipped: true},
+		"neg-notebook":           {skipped: true},
+		"neg-vllm-dashboard":     {skipped: true},
+		"neg-vllm-exporter":      {skipped: true},
+		"neg-train-job":          {skipped: true},
+		"neg-embed-cron":         {skipped: true},
+		"neg-mlflow":             {skipped: true},
+		"neg-open-webui":         {skipped: true},
+		"neg-litellm-proxy":      {skipped: true},
+		"neg-dcgm-exporter":      {skipped: true},
+		"neg-data-prep":          {skipped: true},
+		"neg-debug-pod":          {skipped: true},
+		"neg-streamlit-chat":     {skipped: true},
+		"neg-annotated":          {skipped: true},
+		"neg-qdrant":             {skipped: true},
+		"neg-benchmark":          {skipped: true},
+		// ... and the references that do stand alone.
+		"pos-model-file": {models: []string{"/models/resnet50.onnx"}},
+		"pos-hf-env":     {models: []string{"org/tiny-model"}},
+		"pos-s3-model":   {models: []string{"s3://models/classifier/v3"}},
 	}
 	seen := map[string]bool{}
 	for _, x := range out {

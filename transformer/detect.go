@@ -162,6 +162,7 @@ func (s *strset) list() []string { return s.k.keys }
 
 type versionClaim struct {
 	version string
+	variant string // the build variant of the same tag or field (cu124, rocm, cpu, ...)
 	proof   proof
 }
 
@@ -209,6 +210,7 @@ type modelHit struct {
 	proofs    proofs
 	props     map[string]string
 	ref       string // "model:" + key, set by build
+	strong    bool   // a reference that stands alone; see strongModel
 }
 
 // containerHit is one distinct image.
@@ -302,7 +304,7 @@ func (c *compDetect) backend(wrapper, engine string, p proof) {
 
 // setting records a setting; prop is its full property name.
 func (c *compDetect) setting(prop, value string) {
-	if value == "" || value == "REDACTED" || unresolvedRef(value) {
+	if value == "" || value == schemas.RedactedValue || unresolvedRef(value) {
 		return
 	}
 	c.settings = append(c.settings, cdx.Property{Name: prop, Value: value})
@@ -519,19 +521,23 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			} else {
 				r.imageClaims(cd, x, info)
 			}
-			if info.nimModel != "" {
-				r.addModel(cd, d, modelClaim{value: info.nimModel, conf: confInferred, how: "image", locator: x.imageLoc})
+			if info.bakedModel != "" {
+				how := "image"
+				if info.byName {
+					how = "image name"
+				}
+				r.addModel(cd, d, modelClaim{value: info.bakedModel, conf: confInferred, how: how, locator: x.imageLoc})
 			}
 		}
 		// Container roles are added once the component's roles are final.
 		cd.images.add(key)
 	}
 
-	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args)
+	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args, r.cache)
 	argsOnly := len(ct.Command) == 0
 	for k, e := range ct.Env {
 		if r.argsEnv[e.Name] && e.Value != "" && !e.Redacted {
-			for _, words := range shellSplit(e.Value, env) {
+			for _, words := range r.cache.shell(e.Value).expand(env) {
 				ws := make([]Word, len(words))
 				for i, w := range words {
 					ws[i] = Word{Text: w, Src: -1 - k}
@@ -563,7 +569,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 				models = append(models, modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
 					how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 			}
-			if r.revFlags[f.Name] && f.Value != "REDACTED" && !unresolvedRef(f.Value) {
+			if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
 				revision = f.Value
 			}
 			for _, rt := range r.backendFlags[f.Name] {
@@ -654,14 +660,14 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 		rt := m.rule
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		x.imageHits = append(x.imageHits, rt.Name)
-		v := x.img.tagVersion
+		v, variant := x.img.tagVersion, x.img.tagVariant
 		how := x.img.tagHow
 		if m.version != "" {
-			v = m.version
+			v, variant = m.version, ""
 			how = "repository " + img.Repository
 		}
 		if v != "" {
-			h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
+			h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
 		}
 		if m.backend != "" {
 			cd.backend(rt.Name, m.backend, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
@@ -685,7 +691,7 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, args
 		h := cd.hit(rt, confDeclared, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})
 		if x.img != nil && x.imageHit(rt.Name) {
 			if v := x.img.tagVersion; v != "" {
-				h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confInferred, value: x.img.tagHow, locator: x.imageLoc}})
+				h.versions = append(h.versions, versionClaim{version: v, variant: x.img.tagVariant, proof: proof{conf: confInferred, value: x.img.tagHow, locator: x.imageLoc}})
 			}
 		}
 		if p.backend != "" {
@@ -789,13 +795,13 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 			cd.setting(name, f.Value)
 		}
 		if r.modelFields[f.Name] {
-			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator})
+			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 		}
 	}
 	if version != nil {
-		if v := Version(version.Value); v != "" {
+		if v, variant := ParseVersion(version.Value); v != "" {
 			for _, h := range fieldHits {
-				h.versions = append(h.versions, versionClaim{version: v, proof: proof{conf: confDeclared, value: "field runtimeVersion=" + version.Value, locator: version.Locator}})
+				h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confDeclared, value: "field runtimeVersion=" + version.Value, locator: version.Locator}})
 			}
 		}
 	}

@@ -9,20 +9,28 @@
 //	WorkloadChange
 //	  -> tombstone, runtime template?            Result.Skipped, no BOM
 //	  -> detect (rules.yaml, compiled once)       per component of the Inputs:
-//	       image       ParseImage, then image patterns: an engine, inferred;
-//	                   version from the tag or a repository capture
-//	       command     ParseArgs (sh -c scripts, $(VAR)/${VAR} from allow-listed
-//	                   env, flags, positionals), then launch patterns: declared
+//	       image       ParseImage (github.com/distribution/reference), then image
+//	                   patterns: an engine, inferred; version from the tag
+//	                   (ParseVersion: as published, 0.4.6.post1, with the
+//	                   variant cu124/rocm/cpu/py3 as a property) or a
+//	                   repository capture
+//	       command     ParseArgs (sh -c scripts parsed by mvdan.cc/sh, cached by
+//	                   text; $(VAR)/${VAR} from allow-listed env, flags,
+//	                   positionals), then launch patterns: declared
 //	       fields      kind fields (backendFramework, modelFormat, runtimeVersion,
 //	                   storageUri, ...): declared
 //	       kind        DynamoGraphDeployment, NIMService, VLLMRuntime, ...
 //	       roles       structural roles, refined by flags, args and labels
 //	       settings    tensor/pipeline parallel size, quantization, ...
-//	       models      flags, positionals, env, fields, NIM image names
+//	       models      flags, positionals, env, fields (a linked NIMCache's, the
+//	                   LoRA adapters of a mounted ConfigMap), images named
+//	                   after the model they bake in (NIM, models.images)
 //	     wrappers (Dynamo, NIM, KServe huggingfaceserver) are paired with the
 //	     engine they run: their backend
 //	  -> merge over the workload                  one runtime per engine, one
 //	                                              model per id, one container per image
+//	  -> no runtime and no model reference that   Result.Skipped, no BOM
+//	     stands alone (org/name, store URI, model file, field, image)
 //	  -> build cyclonedx-go structures             sorted, deterministic refs
 //	  -> encode (appendBOM, 1.6)                   Result.BOM, Result.BomHash
 //	       the bytes of cyclonedx-go's JSON encoder without its reflection;
@@ -46,7 +54,9 @@
 // resolved), also given as the property bomstream:confidence.
 //
 // Detection rules are data: rules.yaml is embedded, and Config.RulesFile can
-// replace or add runtimes by name. A Renderer memoizes what the rules say about
+// replace or add runtimes by name. RuleSet.Arguments declares which flags'
+// values the rules read; schemas/arguments.json, the collector's argument
+// allow-list, is generated from it and a test fails when they drift. A Renderer memoizes what the rules say about
 // image references, command heads, short words and model values (bounded,
 // pure functions of the string), which is what makes rendering fast without
 // changing any answer.

@@ -3,7 +3,10 @@ package transformer
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/distribution/reference"
 )
 
 // Image is a parsed container image reference.
@@ -25,9 +28,10 @@ var ErrUnresolvedImage = errors.New("unresolved image reference")
 
 const defaultRegistry = "docker.io"
 
-// ParseImage parses ref as "[registry/]repository[:tag][@digest]". It never
-// panics; anything that is not a valid reference is an error wrapping
-// ErrUnresolvedImage.
+// ParseImage parses ref as "[registry/]repository[:tag][@digest]" with the
+// grammar of the registries themselves (github.com/distribution/reference,
+// as docker and containerd read references). It never panics; anything that
+// is not a valid reference is an error wrapping ErrUnresolvedImage.
 func ParseImage(ref string) (Image, error) {
 	img := Image{Ref: ref}
 	s := strings.TrimSpace(ref)
@@ -39,40 +43,17 @@ func ParseImage(ref string) (Image, error) {
 	if len(s) > 4096 {
 		return img, fmt.Errorf("image of %d bytes: too long: %w", len(s), ErrUnresolvedImage)
 	}
-	if i := strings.IndexByte(s, '@'); i >= 0 {
-		img.Digest = s[i+1:]
-		s = s[:i]
-		if !validDigest(img.Digest) {
-			return img, fmt.Errorf("image %q: bad digest: %w", ref, ErrUnresolvedImage)
-		}
+	named, err := reference.ParseNormalizedNamed(s)
+	if err != nil {
+		return img, fmt.Errorf("image %q: %w: %w", ref, ErrUnresolvedImage, err)
 	}
-	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.Contains(s[i+1:], "/") {
-		img.Tag = s[i+1:]
-		s = s[:i]
-		if !validTag(img.Tag) {
-			return img, fmt.Errorf("image %q: bad tag: %w", ref, ErrUnresolvedImage)
-		}
+	img.Registry = reference.Domain(named)
+	img.Repository = reference.Path(named)
+	if t, ok := named.(reference.Tagged); ok {
+		img.Tag = t.Tag()
 	}
-	img.Registry = defaultRegistry
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		first := s[:i]
-		if strings.ContainsAny(first, ".:") || first == "localhost" {
-			img.Registry = strings.ToLower(first)
-			s = s[i+1:]
-			if !validRegistry(first) {
-				return img, fmt.Errorf("image %q: bad registry: %w", ref, ErrUnresolvedImage)
-			}
-		}
-	}
-	if img.Registry == "index.docker.io" {
-		img.Registry = defaultRegistry
-	}
-	if img.Registry == defaultRegistry && !strings.Contains(s, "/") {
-		s = "library/" + s
-	}
-	img.Repository = s
-	if !validRepository(s) {
-		return img, fmt.Errorf("image %q: bad repository: %w", ref, ErrUnresolvedImage)
+	if d, ok := named.(reference.Digested); ok {
+		img.Digest = d.Digest().String()
 	}
 	return img, nil
 }
@@ -162,58 +143,6 @@ func purlSafe(c byte, qualifier bool) bool {
 
 func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
-// validRepository checks path components [a-z0-9]+ joined by ".", "_", "__" or "-"+.
-func validRepository(s string) bool {
-	if s == "" || len(s) > 255 {
-		return false
-	}
-	for _, comp := range strings.Split(s, "/") {
-		if comp == "" || !isLowerAlnum(comp[0]) || !isLowerAlnum(comp[len(comp)-1]) {
-			return false
-		}
-		for i := 0; i < len(comp); i++ {
-			c := comp[i]
-			if isLowerAlnum(c) {
-				continue
-			}
-			if c != '.' && c != '_' && c != '-' {
-				return false
-			}
-			if c == '.' && comp[i+1] == '.' {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func validRegistry(s string) bool {
-	host, port, hasPort := strings.Cut(s, ":")
-	if host == "" || (hasPort && (port == "" || strings.Trim(port, "0123456789") != "")) {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(isLowerAlnum(c) || 'A' <= c && c <= 'Z' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func validTag(s string) bool {
-	if s == "" || len(s) > 128 || s[0] == '.' || s[0] == '-' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isLowerAlnum(c) || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 func validDigest(s string) bool {
 	algo, hexs, ok := strings.Cut(s, ":")
 	if !ok || algo == "" || len(hexs) < 32 {
@@ -233,46 +162,88 @@ func validDigest(s string) bool {
 	return algo != "sha256" || len(hexs) == 64
 }
 
-// Version extracts a release version from a tag or a version field:
-// "v0.8.5" -> "0.8.5", "23.10-py3" -> "23.10", "1.12" -> "1.12". Tags that are
-// not versions ("latest", "main", "my-tag", "2025-05-05-v1", "${VERSION}")
-// give "".
+// Version is the release version of a tag or a version field, as published
+// upstream; see ParseVersion.
 func Version(s string) string {
+	v, _ := ParseVersion(s)
+	return v
+}
+
+// ParseVersion splits an image tag or a version field into the engine's
+// release version, as its project publishes it, and the build variant:
+//
+//	v0.8.5                    -> 0.8.5
+//	0.4.6.post1               -> 0.4.6.post1
+//	v0.4.6.post1-cu124        -> 0.4.6.post1, cu124
+//	0.5.0rc2-cu126            -> 0.5.0rc2, cu126
+//	1.0.0-rc.1                -> 1.0.0-rc.1
+//	2.4.0-rocm                -> 2.4.0, rocm
+//	24.08-trtllm-python-py3   -> 24.08, trtllm-python-py3
+//	cpu-1.6, 89-1.5           -> 1.6, cpu; 1.5, 89 (variant first, as TEI tags)
+//	2.4.0+cu121               -> 2.4.0, cu121 (build metadata)
+//
+// A version has at least two numeric parts; PEP 440 suffixes (.postN, .devN,
+// rcN, aN, bN) and a semver pre-release (-rc.1, -beta2) belong to it. The
+// variant (CUDA, ROCm, CPU, Python, architecture, ...) is never the version.
+// Tags that are not versions ("latest", "main", "my-tag", "2025-05-05-v1",
+// "2024.05.01", "${VERSION}") give "".
+func ParseVersion(s string) (version, variant string) {
 	s = strings.TrimSpace(s)
-	if len(s) > 1 && (s[0] == 'v' || s[0] == 'V') && s[1] >= '0' && s[1] <= '9' {
-		s = s[1:]
-	}
-	// Digits and dots, at least one dot, then optionally "-" or "+" and anything.
-	end, dots := 0, 0
-	for end < len(s) {
-		c := s[end]
-		if c == '.' {
-			if end == 0 || s[end-1] == '.' {
-				return ""
-			}
-			dots++
-		} else if c < '0' || c > '9' {
+	core, build, _ := strings.Cut(s, "+")
+	segs := strings.Split(core, "-")
+	k := -1
+	for i, seg := range segs {
+		if v := versionCore(seg); v != "" {
+			k = i
+			version = v
 			break
 		}
-		end++
-	}
-	if dots == 0 || end == 0 || s[end-1] == '.' {
-		return ""
-	}
-	if end < len(s) && s[end] != '-' && s[end] != '+' {
-		// A pre-release glued to the number: 0.8.5rc1, 1.0.0a2.
-		j := end
-		for j < len(s) && (isLowerAlnum(s[j]) || 'A' <= s[j] && s[j] <= 'Z') {
-			j++
+		if !prefixVariant(seg) {
+			return "", ""
 		}
-		if j < len(s) && s[j] != '-' && s[j] != '+' {
-			return ""
+	}
+	if k < 0 {
+		return "", ""
+	}
+	rest := segs[k+1:]
+	if len(rest) > 0 && preRelease.MatchString(rest[0]) {
+		version += "-" + rest[0]
+		rest = rest[1:]
+	}
+	var parts []string
+	for _, p := range append(append(append([]string(nil), segs[:k]...), rest...), build) {
+		if p != "" {
+			parts = append(parts, p)
 		}
-		end = j
 	}
-	// A date such as 2024.05.01 is not a release.
-	if first, _, _ := strings.Cut(s[:end], "."); len(first) == 4 && dots >= 2 {
-		return ""
-	}
-	return s[:end]
+	return version, strings.Join(parts, "-")
 }
+
+var (
+	// pep440 is a release with PEP 440 pre, post and dev parts; looseVersion a
+	// release with any letters and digits glued on (0.8.5rc1, 1.0.0a2).
+	pep440       = regexp.MustCompile(`^[vV]?([0-9]+(?:\.[0-9]+)+(?:\.?(?:post|dev|rc|alpha|beta|pre|a|b|c)[0-9]*)*)$`)
+	looseVersion = regexp.MustCompile(`^[vV]?([0-9]+(?:\.[0-9]+)+[A-Za-z0-9]*)$`)
+	preRelease   = regexp.MustCompile(`^(?:rc|alpha|beta|pre|preview|dev)(?:\.?[0-9]+)*$`)
+	// Tokens that come before the version in some tags: cpu-1.6, turing-1.5, 89-1.5.
+	variantPrefix = regexp.MustCompile(`^(?:cpu|gpu|cuda[0-9.]*|rocm[0-9.]*|turing|ampere|ada|hopper|blackwell|intel|xpu|hpu|tpu|neuron|[0-9]{2})$`)
+)
+
+// versionCore is the release version one dash-free segment holds, or "".
+func versionCore(seg string) string {
+	m := pep440.FindStringSubmatch(seg)
+	if m == nil {
+		m = looseVersion.FindStringSubmatch(seg)
+	}
+	if m == nil {
+		return ""
+	}
+	v := m[1]
+	// A date such as 2024.05.01 is not a release.
+	if first, rest, _ := strings.Cut(v, "."); len(first) == 4 && strings.Count(rest, ".") >= 1 {
+		return ""
+	}
+	return v
+}
+
+func prefixVariant(seg string) bool { return variantPrefix.MatchString(strings.ToLower(seg)) }

@@ -11,6 +11,7 @@ type modelClaim struct {
 	locator   string
 	revision  string
 	simulated string
+	adapter   bool // a LoRA adapter
 }
 
 // Model location kinds.
@@ -20,6 +21,7 @@ const (
 	locName       = "name"
 	locUnresolved = "unresolved"
 	locNIMImage   = "nim-image"
+	locImage      = "image" // baked into an image named after it
 	locURL        = "url"
 )
 
@@ -117,8 +119,12 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 	if m.conf == confDeclared && kind == locUnresolved {
 		m.conf = confUnresolved
 	}
-	if m.how == "image" {
+	switch m.how {
+	case "image":
 		kind = locNIMImage
+		key = kind + ":" + id
+	case "image name":
+		kind = locImage
 		key = kind + ":" + id
 	}
 	mh, ok := d.models.get(key)
@@ -128,6 +134,7 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		d.models.put(key, mh)
 	}
 	mh.conf = stronger(mh.conf, m.conf)
+	mh.strong = mh.strong || strongModel(kind, id, m.how)
 	mh.proofs.add(proof{conf: m.conf, value: m.how + " " + m.value, locator: m.locator})
 	if m.revision != "" && kind == locHF {
 		mh.revisions.add(m.revision)
@@ -138,5 +145,52 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		}
 		mh.props["bomstream:model:simulatedBy"] = m.simulated
 	}
+	if m.adapter {
+		if mh.props == nil {
+			mh.props = map[string]string{}
+		}
+		mh.props["bomstream:model:adapter"] = "lora"
+	}
 	cd.models.add(key)
+}
+
+// modelFileExts are the extensions of model files (weights, engines,
+// exported graphs).
+var modelFileExts = []string{".gguf", ".ggml", ".safetensors", ".bin", ".pt", ".pth", ".onnx", ".engine", ".plan",
+	".pb", ".tflite", ".h5", ".keras", ".joblib", ".pkl", ".mar", ".nemo", ".llamafile", ".mlmodel"}
+
+// strongModel reports a model reference strong enough to give a workload a
+// BOM without any serving runtime: an organisation/name id, a model-store URI
+// (hf://, s3://, gs://, pvc://, oci://, azureblob://), a model file path, a
+// model an image bakes in, or any value of a kind field that names a model.
+// A bare word ("llama3", "default") or a plain directory in an env var or a
+// flag is not.
+func strongModel(kind, id, how string) bool {
+	if strings.HasPrefix(how, "field") || how == "image" || how == "image name" {
+		return true
+	}
+	switch kind {
+	case locHF:
+		return strings.Contains(id, "/")
+	case "pvc", "gcs", "s3", "oci", "azure", locNIMImage, locImage:
+		return true
+	case locPath:
+		lower := strings.ToLower(id)
+		for _, ext := range modelFileExts {
+			if strings.HasSuffix(lower, ext) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// strongModel reports whether some model of d stands alone.
+func (d *detection) strongModel() bool {
+	for _, m := range d.models.items {
+		if m.strong {
+			return true
+		}
+	}
+	return false
 }

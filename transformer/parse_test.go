@@ -22,6 +22,10 @@ func TestParseImage(t *testing.T) {
 		{"ghcr.io/x/y@sha256:" + strings.Repeat("ab", 32), "ghcr.io", "x/y", "", "sha256:" + strings.Repeat("ab", 32),
 			"pkg:oci/y@sha256%3A" + strings.Repeat("ab", 32) + "?repository_url=ghcr.io/x/y"},
 		{"llamacpp-worker:latest", "docker.io", "library/llamacpp-worker", "latest", "", ""},
+		// As docker reads it: a first component with upper case is a registry host.
+		{"UPPER/case", "UPPER", "case", "", "", ""},
+		{"index.docker.io/vllm/vllm-openai:v0.9.0", "docker.io", "vllm/vllm-openai", "v0.9.0", "", ""},
+		{"[::1]:5000/m/vllm:1", "[::1]:5000", "m/vllm", "1", "", ""},
 	} {
 		img, err := ParseImage(tc.ref)
 		if err != nil {
@@ -36,7 +40,7 @@ func TestParseImage(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "  ", "${VERSION}", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:${VERSION}", "<image>", "REPLACE_MODEL_SERVER_IMAGE",
-		"a b", "x@sha256:zz", "UPPER/case", "repo:", ":tag", "a//b", "-lead", "x:" + strings.Repeat("t", 200)} {
+		"a b", "x@sha256:zz", "Upper", "repo:", ":tag", "a//b", "-lead", "x:" + strings.Repeat("t", 200)} {
 		if img, err := ParseImage(bad); err == nil || !errors.Is(err, ErrUnresolvedImage) {
 			t.Errorf("%q parsed as %+v (err %v)", bad, img, err)
 		}

@@ -71,7 +71,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 // Skip reasons.
 const (
 	SkipTombstone = "tombstone: the workload is gone"
-	SkipNothing   = "no serving runtime and no model"
+	SkipNothing   = "no serving runtime and no model reference that stands alone"
 	SkipTemplate  = "runtime template, not a workload"
 )
 
@@ -130,7 +130,9 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange, sc *scratch) (res Result, 
 		return res, nil, nil, nil
 	}
 	d = r.rules.detect(in, sc)
-	if d.runtimes.len() == 0 && d.models.len() == 0 {
+	// Without a serving runtime, only a model reference that stands alone
+	// makes a BOM: a bare word in an env var or a flag does not.
+	if d.runtimes.len() == 0 && !d.strongModel() {
 		res.Skipped = SkipNothing
 		return res, nil, nil, nil
 	}
@@ -376,7 +378,7 @@ func runtimeComponentRef(h *runtimeHit) string {
 
 func (sc *scratch) runtimeComponent(h *runtimeHit) cdx.Component {
 	v, others := h.best, h.others
-	props := sc.props.take(3 + 2*len(h.backends) + h.wrappedBy.k.len() + len(others) + len(h.roles) + len(h.settings))
+	props := sc.props.take(4 + 2*len(h.backends) + h.wrappedBy.k.len() + len(others) + len(h.roles) + len(h.settings))
 	props = append(props,
 		prop(propPrefix+"confidence", h.conf),
 		prop(propPrefix+"runtime:confidence", h.conf),
@@ -394,6 +396,9 @@ func (sc *scratch) runtimeComponent(h *runtimeHit) cdx.Component {
 	}
 	for _, o := range others {
 		props = append(props, prop(propPrefix+"runtime:otherVersion", o))
+	}
+	if v.variant != "" {
+		props = append(props, prop(propPrefix+"runtime:variant", v.variant))
 	}
 	for _, role := range h.roles {
 		props = append(props, prop(propPrefix+"role", role))

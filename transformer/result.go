@@ -4,8 +4,9 @@ import "github.com/bomstream/bomstream/schemas"
 
 // Result is what Render makes of one event.
 //
-// When the workload names no serving runtime and no model (nginx, redis, a
-// tombstone), BOM is nil and Skipped says why. Otherwise BOM holds the
+// When the workload names no serving runtime and no model reference that
+// stands alone (nginx, redis, a notebook with MODEL=llama3, a tombstone), BOM
+// is nil and Skipped says why. Otherwise BOM holds the
 // CycloneDX 1.6 JSON bytes and BomHash their schemas.BomHash.
 type Result struct {
 	Workload schemas.Workload

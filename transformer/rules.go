@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 //go:embed rules.yaml
@@ -24,6 +27,56 @@ type RuleSet struct {
 	Models       ModelRules    `json:"models"`
 	ArgsEnv      []string      `json:"argsEnv,omitempty"`
 	BooleanFlags []string      `json:"booleanFlags,omitempty"`
+	// KeepValues are flags whose values rules read beyond the flag lists of
+	// settings, models, roles and runtimes (launch patterns, role patterns,
+	// hints), and ports. See Arguments.
+	KeepValues []string `json:"keepValues,omitempty"`
+}
+
+// Arguments declares what the rules read of a command line: every flag whose
+// value some rule reads, the flags that never take a value, and the env vars
+// read as arguments. The collector keeps only these values (schemas/arguments.json
+// is this declaration for the built-in rules).
+func (rs RuleSet) Arguments() schemas.Arguments {
+	values := map[string]bool{}
+	add := func(fs []string) {
+		for _, f := range fs {
+			values[f] = true
+		}
+	}
+	for _, s := range rs.Settings {
+		add(s.Flags)
+	}
+	m := rs.Models
+	add(m.Flags)
+	add(m.HFFlags)
+	add(m.RevisionFlags)
+	for _, rt := range rs.Runtimes {
+		add(rt.ModelFlags)
+		if rt.BackendFlag != nil {
+			add(rt.BackendFlag.Flags)
+		}
+	}
+	for _, ro := range rs.Roles {
+		if ro.Flag != "" && ro.Value != "" {
+			values[ro.Flag] = true
+		}
+	}
+	add(rs.KeepValues)
+	return schemas.Arguments{
+		ValueFlags:   sortedKeys(values),
+		BooleanFlags: sortedKeys(set(rs.BooleanFlags)),
+		ArgsEnv:      sortedKeys(set(rs.ArgsEnv)),
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // RuntimeRule says how one serving engine shows itself.
@@ -131,6 +184,29 @@ type ModelRules struct {
 	Ignore          []string `json:"ignore,omitempty"`
 	NIMImage        string   `json:"nimImage,omitempty"`
 	NIMImageGeneric []string `json:"nimImageGeneric,omitempty"`
+	// Images are other images that bake a model in and are named after it
+	// (a (?P<model>...) group), unless an exclude pattern matches.
+	Images []ImageModel `json:"images,omitempty"`
+	// AdapterFields are fields naming LoRA adapters: models marked
+	// bomstream:model:adapter.
+	AdapterFields []string `json:"adapterFields,omitempty"`
+}
+
+// ImageModel names the model an image bakes in.
+type ImageModel struct {
+	Pattern string   `json:"pattern"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// RulesArguments is the argument declaration (RuleSet.Arguments) of the
+// built-in rules merged with rulesFile, if set: what the collector must keep
+// for these rules to see the values they read.
+func RulesArguments(rulesFile string) (schemas.Arguments, error) {
+	rs, err := loadRules(rulesFile)
+	if err != nil {
+		return schemas.Arguments{}, err
+	}
+	return rs.Arguments(), nil
 }
 
 // loadRules parses the embedded rules and merges the override file, if any.
@@ -172,6 +248,7 @@ func mergeRules(base, user RuleSet) RuleSet {
 	base.Settings = append(base.Settings, user.Settings...)
 	base.BooleanFlags = append(base.BooleanFlags, user.BooleanFlags...)
 	base.ArgsEnv = append(base.ArgsEnv, user.ArgsEnv...)
+	base.KeepValues = append(base.KeepValues, user.KeepValues...)
 	m, u := &base.Models, user.Models
 	m.Flags = append(m.Flags, u.Flags...)
 	m.HFFlags = append(m.HFFlags, u.HFFlags...)
@@ -182,6 +259,8 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.Fields = append(m.Fields, u.Fields...)
 	m.Ignore = append(m.Ignore, u.Ignore...)
 	m.NIMImageGeneric = append(m.NIMImageGeneric, u.NIMImageGeneric...)
+	m.Images = append(m.Images, u.Images...)
+	m.AdapterFields = append(m.AdapterFields, u.AdapterFields...)
 	if u.NIMImage != "" {
 		m.NIMImage = u.NIMImage
 	}
@@ -242,6 +321,8 @@ type rules struct {
 	ignore           []*regexp.Regexp
 	nimImage         *regexp.Regexp
 	nimGeneric       []*regexp.Regexp
+	imageModels      []imageModel
+	adapterFields    map[string]bool
 	booleans         map[string]bool
 	argsEnv          map[string]bool
 	backendFlags     map[string][]*runtimeRule // flag -> wrappers it picks the backend of
@@ -250,6 +331,11 @@ type rules struct {
 	fieldRules       map[string][]*runtimeRule // field name -> runtimes with a rule on it, in order
 	wrappersOf       map[string][]*runtimeRule // engine -> runtimes that wrap it, in order
 	envRules         map[string][]envBackend   // env name -> wrappers it selects a backend of
+}
+
+type imageModel struct {
+	re      *regexp.Regexp
+	exclude []*regexp.Regexp
 }
 
 type envBackend struct {
@@ -290,6 +376,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 		revFlags:         set(rs.Models.RevisionFlags),
 		revEnv:           set(rs.Models.RevisionEnv),
 		modelFields:      set(rs.Models.Fields),
+		adapterFields:    set(rs.Models.AdapterFields),
 		booleans:         set(rs.BooleanFlags),
 		argsEnv:          set(rs.ArgsEnv),
 		backendFlags:     map[string][]*runtimeRule{},
@@ -412,6 +499,24 @@ func compileRules(rs RuleSet) (*rules, error) {
 			return nil, fmt.Errorf("models.nimImageGeneric[%d]: %w", i, err)
 		}
 		r.nimGeneric = append(r.nimGeneric, re)
+	}
+	for i, im := range rs.Models.Images {
+		re, err := regexp.Compile(im.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("models.images[%d]: %w", i, err)
+		}
+		if re.SubexpIndex("model") < 0 {
+			return nil, fmt.Errorf("models.images[%d]: needs a (?P<model>...) group", i)
+		}
+		c := imageModel{re: re}
+		for j, x := range im.Exclude {
+			xre, err := regexp.Compile(x)
+			if err != nil {
+				return nil, fmt.Errorf("models.images[%d].exclude[%d]: %w", i, j, err)
+			}
+			c.exclude = append(c.exclude, xre)
+		}
+		r.imageModels = append(r.imageModels, c)
 	}
 	r.fieldRules = map[string][]*runtimeRule{}
 	r.wrappersOf = map[string][]*runtimeRule{}

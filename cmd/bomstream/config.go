@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
@@ -41,6 +42,7 @@ type CollectorConfig struct {
 	DefaultNamespace string   `yaml:"defaultNamespace"`
 	EnvAllow         []string `yaml:"envAllow"`
 	LabelAllow       []string `yaml:"labelAllow"`
+	ArgAllow         []string `yaml:"argAllow"`
 	ProfilesFile     string   `yaml:"profilesFile"`
 }
 
@@ -154,6 +156,8 @@ func (c Config) Validate(reg sinks.Registry) error {
 	}
 	if err := c.rendererConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("transformer: %w", err))
+	} else if err := c.argumentsCovered(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Manifests.Interval < 0 {
 		errs = append(errs, fmt.Errorf("manifests.interval: negative"))
@@ -196,6 +200,7 @@ func (c Config) normalizerConfig() collector.Config {
 		DefaultNamespace: c.Collector.DefaultNamespace,
 		EnvAllow:         c.Collector.EnvAllow,
 		LabelAllow:       c.Collector.LabelAllow,
+		ArgAllow:         c.Collector.ArgAllow,
 		ProfilesFile:     c.Collector.ProfilesFile,
 	}
 }
@@ -212,4 +217,35 @@ func prefixLines(prefix string, err error) error {
 		errs = append(errs, errors.New(prefix+line))
 	}
 	return errors.Join(errs...)
+}
+
+// argumentsCovered checks that the collector keeps the value of every flag a
+// rules override reads (the built-in rules' flags are kept by construction):
+// otherwise the override would only ever see REDACTED.
+func (c Config) argumentsCovered() error {
+	if c.Transformer.RulesFile == "" {
+		return nil
+	}
+	args, err := transformer.RulesArguments(c.Transformer.RulesFile)
+	if err != nil {
+		return fmt.Errorf("transformer.rulesFile: %w", err)
+	}
+	declared, err := schemas.DeclaredArguments()
+	if err != nil {
+		return err
+	}
+	kept := map[string]bool{}
+	for _, f := range append(declared.ValueFlags, c.Collector.ArgAllow...) {
+		kept[f] = true
+	}
+	var missing []string
+	for _, f := range args.ValueFlags {
+		if !kept[f] {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("collector.argAllow: %s reads the values of %s; add them, or the collector redacts them", c.Transformer.RulesFile, strings.Join(missing, ", "))
+	}
+	return nil
 }

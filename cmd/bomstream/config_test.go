@@ -188,3 +188,21 @@ sinks:
 	}
 	noDefaultDirs(t)
 }
+
+// A rules override that reads a flag's value needs the collector to keep it:
+// configuration names the flag until collector.argAllow has it.
+func TestConfigRulesOverrideArguments(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.yaml")
+	writeFile(t, rules, "runtimes: []\nmodels:\n  flags: [--my-model]\nkeepValues: [--my-port]\n")
+	cfg := defaultConfig()
+	cfg.Transformer.RulesFile = rules
+	err := cfg.Validate(nil)
+	if err == nil || !strings.Contains(err.Error(), "collector.argAllow") || !strings.Contains(err.Error(), "--my-model, --my-port") {
+		t.Fatalf("Validate = %v, want an argAllow error naming --my-model, --my-port", err)
+	}
+	cfg.Collector.ArgAllow = []string{"--my-model", "--my-port"}
+	if err := cfg.Validate(nil); err != nil {
+		t.Fatalf("with argAllow: %v", err)
+	}
+}

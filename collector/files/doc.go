@@ -10,4 +10,8 @@
 // a WorkloadChange observed at the file's modification time. Documents that
 // are not workloads become Notes; unreadable documents become errors naming
 // the file and line. Neither stops the other documents.
+//
+// Every document read is also what the workloads' links see (collector.Lookup
+// over the load): the ConfigMaps a pod mounts and the NIMCache a NIMService
+// names, in any file under the path. Secrets are never handed out.
 package files

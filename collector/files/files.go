@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bomstream/bomstream/collector"
@@ -38,7 +39,9 @@ type Loaded struct {
 
 // Load reads path (a file or a directory, recursively) and normalizes every
 // document. Inputs.Source is "file:" plus the path relative to root, so that
-// moving the whole tree does not change any inputHash.
+// moving the whole tree does not change any inputHash. The documents read are
+// also what the workloads' links see (a NIMService's NIMCache, a mounted
+// ConfigMap), wherever under path they are.
 func Load(root, path string, n *collector.Normalizer) Loaded {
 	objs, err := manifest.ReadPath(path)
 	out := Loaded{}
@@ -46,6 +49,7 @@ func Load(root, path string, n *collector.Normalizer) Loaded {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	docs := newDocuments(objs, n.DefaultNamespace())
 	mtimes := map[string]time.Time{}
 	index := map[string]int{} // uid -> position in out.Events
 	where := map[string]manifest.Object{}
@@ -57,7 +61,7 @@ func Load(root, path string, n *collector.Normalizer) Loaded {
 			}
 			mtimes[o.File] = at
 		}
-		ev, note, err := event(root, o, at, n)
+		ev, note, err := event(root, o, at, n, docs)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -86,12 +90,12 @@ func Load(root, path string, n *collector.Normalizer) Loaded {
 	return out
 }
 
-func event(root string, o manifest.Object, at time.Time, n *collector.Normalizer) (schemas.WorkloadChange, *Note, error) {
+func event(root string, o manifest.Object, at time.Time, n *collector.Normalizer, docs collector.Lookup) (schemas.WorkloadChange, *Note, error) {
 	rel, err := filepath.Rel(root, o.File)
 	if err != nil || rel == "" {
 		rel = o.File
 	}
-	in, err := n.Normalize(o.Obj, "file:"+filepath.ToSlash(rel))
+	in, err := n.NormalizeWith(o.Obj, "file:"+filepath.ToSlash(rel), docs)
 	if errors.Is(err, collector.ErrNotWorkload) || errors.Is(err, collector.ErrUnknownKind) {
 		return schemas.WorkloadChange{}, &Note{File: o.File, Line: o.Line, Object: objectName(o.Obj), Reason: err.Error()}, nil
 	}
@@ -112,4 +116,47 @@ func objectName(obj map[string]any) string {
 		name, _ = md["name"].(string)
 	}
 	return kind + "/" + name
+}
+
+// documents is a collector.Lookup over the documents of one load. The later
+// of two documents naming the same object wins, as with kubectl apply.
+type documents map[string]map[string]any
+
+func newDocuments(objs []manifest.Object, defaultNamespace string) documents {
+	d := documents{}
+	for _, o := range objs {
+		apiVersion, _ := o.Obj["apiVersion"].(string)
+		kind, _ := o.Obj["kind"].(string)
+		md, _ := o.Obj["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		ns, _ := md["namespace"].(string)
+		if kind == "" || name == "" {
+			continue
+		}
+		if ns == "" {
+			// As written it may be cluster-scoped, found without a
+			// namespace, or namespaced, found in the default one.
+			d[docKey(apiVersion, kind, "", name)] = o.Obj
+			ns = defaultNamespace
+		}
+		d[docKey(apiVersion, kind, ns, name)] = o.Obj
+	}
+	return d
+}
+
+func docKey(apiVersion, kind, namespace, name string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group = ""
+	}
+	return group + "\x00" + kind + "\x00" + namespace + "\x00" + name
+}
+
+// Get implements collector.Lookup; Secrets are never returned.
+func (d documents) Get(apiVersion, kind, namespace, name string) (map[string]any, bool) {
+	if kind == "Secret" {
+		return nil, false
+	}
+	o, ok := d[docKey(apiVersion, kind, namespace, name)]
+	return o, ok
 }

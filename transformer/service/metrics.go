@@ -22,7 +22,7 @@ func newMetrics() metrics {
 		rendered: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "rendered_total",
 			Help: "BOMs rendered and published to BOMS (including ones the stream dropped as duplicates)."}),
 		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "skipped_total",
-			Help: "Change events that published nothing, by reason (not-serving: no runtime and no model, never serving or already tombstoned; already-published: a redelivery)."}, []string{"reason"}),
+			Help: "Change events that published nothing, by reason (not-serving: no BOM, and none current to retire; already-published: a redelivery)."}, []string{"reason"}),
 		tombstones: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "tombstones_total",
 			Help: "Tombstones published to BOMS, by reason (deleted, not-serving)."}, []string{"reason"}),
 		renderSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "render_seconds",
