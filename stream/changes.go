@@ -141,3 +141,106 @@ func isWrongLastSeq(err error) bool {
 	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
+
+// Append is one event for AppendChanges: ev, expected to follow the message
+// at LastSeq in its workload's history (0: the workload has none), as the
+// caller read the stream (LatestChanges).
+type Append struct {
+	Event   schemas.WorkloadChange
+	LastSeq uint64
+}
+
+// AppendResult is the outcome of one Append.
+type AppendResult struct {
+	Seq       uint64 // the workload's last sequence after the call
+	Published bool   // the event was appended (its ack arrived)
+	Err       error
+}
+
+// maxPendingAppends bounds the conditional publishes AppendChanges has sent
+// and not yet seen acknowledged.
+const maxPendingAppends = 1024
+
+// AppendChanges appends many events, each with PublishChange's optimistic
+// concurrency, without a round trip per event: the conditional publishes
+// (Nats-Msg-Id ChangeMsgID(w, LastSeq), Nats-Expected-Last-Subject-Sequence
+// LastSeq) go out without waiting, up to maxPendingAppends at a time, and
+// their acks are collected after. An event counts as published only when its
+// ack arrived. One whose expectation failed (another writer appended first,
+// or the caller's read was stale) goes through PublishChange, which reads
+// the history again and decides again: a "same state, nothing to publish"
+// decision is never taken from the caller's read alone. Events of one
+// workload must not appear twice in appends.
+func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResult {
+	out := make([]AppendResult, len(appends))
+	type pending struct {
+		i int
+		f jetstream.PubAckFuture
+	}
+	var window []pending
+	var retry []int
+	settle := func(p pending) {
+		select {
+		case ack := <-p.f.Ok():
+			if ack.Duplicate {
+				retry = append(retry, p.i) // our id was taken: decide again
+				return
+			}
+			out[p.i] = AppendResult{Seq: ack.Sequence, Published: true}
+		case err := <-p.f.Err():
+			if !isWrongLastSeq(err) {
+				w := appends[p.i].Event.Data.Workload
+				err = fmt.Errorf("publish change %s: %w", w, err)
+				if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrTimeout) {
+					out[p.i] = AppendResult{Err: err}
+					return
+				}
+			}
+			retry = append(retry, p.i)
+		case <-ctx.Done():
+			out[p.i] = AppendResult{Err: fmt.Errorf("publish change %s: %w", appends[p.i].Event.Data.Workload, ctx.Err())}
+		}
+	}
+	for i, a := range appends {
+		ev := a.Event
+		w := ev.Data.Workload
+		if w.Cluster == "" || w.UID == "" {
+			out[i] = AppendResult{Err: fmt.Errorf("publish change %s: workload has no cluster or uid", w)}
+			continue
+		}
+		data, err := json.Marshal(ev)
+		if err != nil {
+			out[i] = AppendResult{Err: fmt.Errorf("publish change %s: %w", w, err)}
+			continue
+		}
+		msg := &nats.Msg{Subject: schemas.ChangesSubject(w), Data: data, Header: nats.Header{}}
+		msg.Header.Set(headerEventType, ev.Type)
+		if ev.Data.InputHash != "" {
+			msg.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
+		}
+		f, err := b.js.PublishMsgAsync(msg,
+			jetstream.WithMsgID(schemas.ChangeMsgID(w, a.LastSeq)),
+			jetstream.WithExpectLastSequencePerSubject(a.LastSeq),
+			jetstream.WithExpectStream(schemas.StreamChanges),
+		)
+		if err != nil {
+			retry = append(retry, i)
+			continue
+		}
+		window = append(window, pending{i, f})
+		if len(window) >= maxPendingAppends {
+			for _, p := range window[:len(window)/2] {
+				settle(p)
+			}
+			window = append(window[:0], window[len(window)/2:]...)
+		}
+	}
+	for _, p := range window {
+		settle(p)
+	}
+	for _, i := range retry {
+		seq, pub, err := b.PublishChange(ctx, appends[i].Event)
+		out[i] = AppendResult{Seq: seq, Published: pub, Err: err}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -198,5 +199,58 @@ func TestPublishChangeComparesHeaderlessEvents(t *testing.T) {
 	m, err := b.lastChangeMsg(ctx, w)
 	if err != nil || m.Header.Get(schemas.HeaderInputHash) == "" || m.Header.Get(headerEventType) != schemas.TypeObserved {
 		t.Fatalf("new event lacks state headers: %v %v", m.Header, err)
+	}
+}
+
+// AppendChanges publishes without a round trip per event, and an append
+// whose expectation is stale (another writer got there first) is decided
+// again: nothing is lost, nothing is written twice, and a state already
+// there is not appended again.
+func TestAppendChanges(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	var appends []Append
+	for i := range 50 {
+		appends = append(appends, Append{Event: observed(t, testWorkload(fmt.Sprint("a", i)), "img:1")})
+	}
+	for i, r := range b.AppendChanges(ctx, appends) {
+		if r.Err != nil || !r.Published || r.Seq == 0 {
+			t.Fatalf("append %d: %+v", i, r)
+		}
+	}
+	// A second writer changes a0 and a1 behind the first one's back.
+	if _, _, err := b.PublishChange(ctx, observed(t, testWorkload("a0"), "img:other")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.PublishChange(ctx, observed(t, testWorkload("a1"), "img:2")); err != nil {
+		t.Fatal(err)
+	}
+	// The first writer appends from its stale read: a0 to img:2 expecting
+	// seq 1; a1 to img:2, the state the other writer already wrote.
+	res := b.AppendChanges(ctx, []Append{
+		{Event: observed(t, testWorkload("a0"), "img:2"), LastSeq: 1},
+		{Event: observed(t, testWorkload("a1"), "img:2"), LastSeq: 2},
+	})
+	if r := res[0]; r.Err != nil || !r.Published {
+		t.Fatalf("stale append of a new state: %+v", r)
+	}
+	if r := res[1]; r.Err != nil || r.Published {
+		t.Fatalf("stale append of the state already there: %+v, want not published", r)
+	}
+	for uid, want := range map[string][]string{"a0": {"img:1", "img:other", "img:2"}, "a1": {"img:1", "img:2"}} {
+		var got []string
+		if err := b.Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(testWorkload(uid)), 0, func(m *jetstream.RawStreamMsg) error {
+			var ev schemas.WorkloadChange
+			if err := json.Unmarshal(m.Data, &ev); err != nil {
+				return err
+			}
+			got = append(got, ev.Data.Inputs.Components[0].Containers[0].Image)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s history %v, want %v", uid, got, want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
 )
 
 // Publisher is what the manifest source needs of the stream; *stream.Bus
@@ -25,6 +26,9 @@ type Publisher interface {
 	PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq uint64, published bool, err error)
 	// LatestChanges calls fn with the current state of every workload of cluster.
 	LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error
+	// AppendChanges appends many events, each expected to follow the
+	// sequence its workload had when LatestChanges read it.
+	AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult
 }
 
 // SyncResult counts what one pass did.
@@ -49,25 +53,31 @@ type SyncResult struct {
 func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now time.Time) (SyncResult, error) {
 	res := SyncResult{Workloads: len(loaded.Events), Notes: len(loaded.Notes)}
 	var errs []error
-	last := map[string]schemas.WorkloadChange{}
-	if err := p.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
-		last[ev.Data.Workload.UID] = ev
+	type state struct {
+		ev  schemas.WorkloadChange
+		seq uint64
+	}
+	last := map[string]state{}
+	if err := p.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, seq uint64) error {
+		last[ev.Data.Workload.UID] = state{ev, seq}
 		return nil
 	}); err != nil {
-		errs = append(errs, err) // what could be read is in last; PublishChange checks the rest
+		errs = append(errs, err) // what could be read is in last; the appends check the rest
 	}
 	present := make(map[string]bool, len(loaded.Events))
+	var appends []stream.Append
 	for _, ev := range loaded.Events {
 		present[ev.Data.Workload.UID] = true
-		if prev, ok := last[ev.Data.Workload.UID]; ok && prev.Type == ev.Type && prev.Data.InputHash == ev.Data.InputHash {
+		prev, ok := last[ev.Data.Workload.UID]
+		if ok && prev.ev.Type == ev.Type && prev.ev.Data.InputHash == ev.Data.InputHash {
 			continue
 		}
-		_, pub, err := p.PublishChange(ctx, ev)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if pub {
+		appends = append(appends, stream.Append{Event: ev, LastSeq: prev.seq})
+	}
+	for _, r := range p.AppendChanges(ctx, appends) {
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		} else if r.Published {
 			res.Published++
 		}
 	}
@@ -75,7 +85,8 @@ func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now t
 		return res, errors.Join(append(errs, fmt.Errorf("tombstones skipped this pass: %w", loaded.Err))...)
 	}
 	var gone []schemas.Workload
-	for uid, ev := range last {
+	for uid, st := range last {
+		ev := st.ev
 		if !present[uid] && !ev.IsTombstone() && ev.Data.Inputs != nil && strings.HasPrefix(ev.Data.Inputs.Source, "file:") {
 			gone = append(gone, ev.Data.Workload)
 		}
