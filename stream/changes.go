@@ -98,7 +98,7 @@ func (b *Bus) LastChange(ctx context.Context, w schemas.Workload) (ev schemas.Wo
 	if m == nil {
 		return ev, 0, false, nil
 	}
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
+	if ev, err = DecodeChange(m.Data); err != nil {
 		return ev, m.Sequence, false, fmt.Errorf("last change of %s at seq %d: %w", w, m.Sequence, err)
 	}
 	return ev, m.Sequence, true, nil

@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -49,8 +48,7 @@ func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev sche
 		if err != nil {
 			return fmt.Errorf("latest changes of %s: %w", cluster, err)
 		}
-		var ev schemas.WorkloadChange
-		if err := json.Unmarshal(msg.Data(), &ev); err != nil {
+		if ev, err := DecodeChange(msg.Data()); err != nil {
 			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", md.Sequence.Stream, err))
 		} else if err := fn(ev, md.Sequence.Stream); errors.Is(err, ErrStop) {
 			return nil

@@ -222,7 +222,7 @@ func (s *Sink) export(dir string, b sinks.BOM) error {
 		return err
 	}
 	if !ds.exists {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := mkdir(dir); err != nil {
 			return err
 		}
 		ds.exists = true
@@ -236,9 +236,9 @@ func (s *Sink) export(dir string, b sinks.BOM) error {
 		return nil // an older version: stored as history, the current state stays
 	}
 	if cur.ChangeSeq == b.ChangeSeq && cur.BomHash == b.BomHash {
-		return s.link(dir, file, true) // the same version again: repair the link only
+		return s.link(dir, file, true, true) // the same version again: repair the link only
 	}
-	if err := s.link(dir, file, false); err != nil {
+	if err := s.link(dir, file, cur.BomHash != "" || cur.Tombstone != "", false); err != nil {
 		return err
 	}
 	next := state{BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), UID: b.Workload.UID}
@@ -361,34 +361,66 @@ func (s *Sink) look(dir string) (*dirState, error) {
 
 // store writes the immutable file dir/name holding body, unless it is there
 // already. Its name is the hash of its bytes, so a file whose bytes do not
-// hash to it is damage (a torn write) and is replaced.
+// hash to it is damage (a write torn by a crash) and is replaced. A new file
+// is written in place, not renamed into place: nothing points at it until
+// the latest link does, after its bytes are written.
 func (s *Sink) store(dir, name, hash string, body []byte) error {
 	final := filepath.Join(dir, name)
-	if _, err := os.Lstat(final); err == nil {
-		have, err := os.ReadFile(final)
-		if err != nil {
-			return err
+	f, err := os.OpenFile(final, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		_, werr := f.Write(body)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
 		}
-		if matches(have, hash) {
-			return nil
+		if werr != nil {
+			_ = os.Remove(final)
 		}
-		s.log.Warn("damaged BOM file, rewriting", zap.String("path", final))
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		return werr
+	}
+	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
+	have, err := os.ReadFile(final)
+	if err != nil {
+		return err
+	}
+	if matches(have, hash) {
+		return nil
+	}
+	s.log.Warn("damaged BOM file, rewriting", zap.String("path", final))
 	return s.replace(dir, name, body)
 }
 
-// link points dir/latest.cdx.json at file, atomically; with check, it
-// leaves a link that already does alone.
-func (s *Sink) link(dir, file string, check bool) error {
+// mkdir makes a workload directory: one system call when its parent is there.
+func mkdir(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case err == nil || errors.Is(err, fs.ErrExist):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	}
+	return err
+}
+
+// link points dir/latest.cdx.json at file, atomically. replace says a link
+// may be there already: it is then swapped through a temporary name (and,
+// with check, left alone when it points at file already); otherwise the
+// link is made in one call.
+func (s *Sink) link(dir, file string, replace, check bool) error {
 	final := filepath.Join(dir, LatestFile)
 	if check {
 		if target, err := os.Readlink(final); err == nil && target == file {
 			return nil
 		}
 	}
-	tmp := filepath.Join(dir, tmpPrefix+"link-"+file)
+	if !replace {
+		err := os.Symlink(file, final)
+		if !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	tmp := filepath.Join(dir, tmpPrefix+"link")
 	_ = os.Remove(tmp)
 	if err := os.Symlink(file, tmp); err != nil {
 		return err

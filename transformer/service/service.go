@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -105,8 +104,8 @@ func (s *Service) Durable() string { return s.eng.Config().Durable }
 // engine calls it for one workload at a time, in CHANGES order, so every
 // publish of a workload is acked before its next event is handled.
 func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
-	var ev schemas.WorkloadChange
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
+	ev, err := stream.DecodeChange(m.Data)
+	if err != nil {
 		return stream.Permanent(fmt.Errorf("parse change event at seq %d: %w", m.Seq, err))
 	}
 	w := ev.Data.Workload
