@@ -74,12 +74,16 @@ func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now t
 		}
 		appends = append(appends, stream.Append{Event: ev, LastSeq: prev.seq})
 	}
+	var failed []error
 	for _, r := range p.AppendChanges(ctx, appends) {
 		if r.Err != nil {
-			errs = append(errs, r.Err)
+			failed = append(failed, r.Err)
 		} else if r.Published {
 			res.Published++
 		}
+	}
+	if err := summarize(failed, len(appends)); err != nil {
+		errs = append(errs, err)
 	}
 	if loaded.Err != nil {
 		return res, errors.Join(append(errs, fmt.Errorf("tombstones skipped this pass: %w", loaded.Err))...)
@@ -196,4 +200,14 @@ func fingerprint(dir string) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// summarize makes one error of the failed publishes of a pass: all of them
+// when they are few, else the count and the first three (a stopped process
+// fails every publish of the pass with the same cause).
+func summarize(failed []error, of int) error {
+	if len(failed) <= 3 {
+		return errors.Join(failed...)
+	}
+	return fmt.Errorf("%d of %d changes not published, first: %w", len(failed), of, errors.Join(failed[:3]...))
 }
