@@ -98,6 +98,9 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps) (*Sink, error) {
 	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
+		if cfg.CredentialsFile == "" && !cfg.Anonymous {
+			return nil, fmt.Errorf("storage client: no usable Google credentials (set credentialsFile or GOOGLE_APPLICATION_CREDENTIALS, run with GKE workload identity, or anonymous: true for an emulator): %w", err)
+		}
 		return nil, fmt.Errorf("storage client: %w", err)
 	}
 	// The runner owns retries (with backoff, metrics and the dead-letter

@@ -568,6 +568,14 @@ func fakeObject(bucket, name string, content []byte) fakestorage.Object {
 	return fakestorage.Object{ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: name}, Content: content}
 }
 
+func TestNoCredentials(t *testing.T) {
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", filepath.Join(t.TempDir(), "absent.json"))
+	_, err := New(context.Background(), Config{Bucket: "bkt"}, sinks.Deps{})
+	if err == nil || !strings.Contains(err.Error(), "no usable Google credentials (set credentialsFile") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func names(objs []gcstest.Object) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
