@@ -15,7 +15,7 @@ import (
 
 func TestBuiltin(t *testing.T) {
 	r := Builtin()
-	if got := r.Types(); !reflect.DeepEqual(got, []string{"dependencytrack", "file", "stdout"}) {
+	if got := r.Types(); !reflect.DeepEqual(got, []string{"dependencytrack", "file", "gcs", "oci", "stdout"}) {
 		t.Fatalf("types %v", got)
 	}
 	dir := t.TempDir()
@@ -42,7 +42,7 @@ func TestBuiltin(t *testing.T) {
 		raw       map[string]any
 		want      string
 	}{
-		{"gcs", "x", nil, `unknown sink type "gcs"`},
+		{"nope", "x", nil, `unknown sink type "nope"`},
 		{"file", "bad.name", nil, `sink name "bad.name"`},
 		{"file", "archive", map[string]any{"dri": "x"}, `unknown key "dri" (known: dir, fsync)`},
 		{"stdout", "out", map[string]any{"writer": "x"}, `unknown key "writer"`},

@@ -45,6 +45,16 @@ type Options struct {
 	// workload (Dependency-Track with onTombstone: delete): Inspect then
 	// reports Stored{} after it, instead of the BOMs marked Tombstoned.
 	TombstoneRemoves bool
+	// PrepareBOM, when set, is applied to every BOM that Run builds before
+	// the sink sees it, for sinks that need more than NewBOM gives (an OCI
+	// sink needs Images that exist in a registry). It must keep Workload,
+	// Body, BomHash and the sequences. Optional.
+	PrepareBOM func(t *testing.T, b sinks.BOM) sinks.BOM
+	// TombstonesNotStored says that the sink, by its documented design,
+	// keeps no trace of tombstones (OCI referrers are history attached to
+	// an image, not a workload's current state). Run still calls Tombstone,
+	// twice, and wants nil, but expects Inspect never to report Tombstoned.
+	TombstonesNotStored bool
 }
 
 // stored is what a sink with opts should hold for a workload that was sent
@@ -85,8 +95,19 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 		return s
 	}
 	ctx := context.Background()
+	newBOM := func(t *testing.T, w schemas.Workload, changeSeq uint64) sinks.BOM {
+		t.Helper()
+		b := NewBOM(w, changeSeq)
+		if opts.PrepareBOM != nil {
+			b = opts.PrepareBOM(t, b)
+		}
+		return b
+	}
 	check := func(t *testing.T, s sinks.Sink, w schemas.Workload, want Stored) {
 		t.Helper()
+		if opts.TombstonesNotStored {
+			want.Tombstoned = false
+		}
 		if got := opts.Inspect(t, s, w); got != want {
 			t.Fatalf("stored for %s: got %+v, want %+v", w, got, want)
 		}
@@ -95,7 +116,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 	t.Run("ReExportIsIdempotent", func(t *testing.T) {
 		s := open(t)
 		w := Workload("reexport")
-		b := NewBOM(w, 10)
+		b := newBOM(t, w, 10)
 		for i := 0; i < 2; i++ {
 			if err := s.Export(ctx, b); err != nil {
 				t.Fatalf("export #%d: %v", i+1, err)
@@ -107,7 +128,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 	t.Run("TwoVersionsLatestIsSecond", func(t *testing.T) {
 		s := open(t)
 		w := Workload("versions")
-		b1, b2 := NewBOM(w, 10), NewBOM(w, 20)
+		b1, b2 := newBOM(t, w, 10), newBOM(t, w, 20)
 		mustExport(t, s, b1)
 		check(t, s, w, Stored{BOMs: 1, Latest: b1.BomHash})
 		mustExport(t, s, b2)
@@ -117,7 +138,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 	t.Run("TombstoneAfterExport", func(t *testing.T) {
 		s := open(t)
 		w := Workload("gone")
-		b := NewBOM(w, 10)
+		b := newBOM(t, w, 10)
 		mustExport(t, s, b)
 		mustTombstone(t, s, NewTombstone(w, 20))
 		check(t, s, w, opts.stored(1, b.BomHash, true))
@@ -126,7 +147,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 	t.Run("TombstoneIsIdempotent", func(t *testing.T) {
 		s := open(t)
 		w := Workload("gone-twice")
-		b := NewBOM(w, 10)
+		b := newBOM(t, w, 10)
 		mustExport(t, s, b)
 		ts := NewTombstone(w, 20)
 		mustTombstone(t, s, ts)
@@ -137,7 +158,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 	t.Run("NewerExportRevives", func(t *testing.T) {
 		s := open(t)
 		w := Workload("revived")
-		b1, b2 := NewBOM(w, 10), NewBOM(w, 30)
+		b1, b2 := newBOM(t, w, 10), newBOM(t, w, 30)
 		mustExport(t, s, b1)
 		mustTombstone(t, s, NewTombstone(w, 20))
 		mustExport(t, s, b2)
@@ -153,7 +174,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 		w := Workload("canceled")
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		err := within(t, func() error { return s.Export(cctx, NewBOM(w, 10)) })
+		err := within(t, func() error { return s.Export(cctx, newBOM(t, w, 10)) })
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("export with canceled context: got %v, want an error wrapping context.Canceled", err)
 		}
@@ -163,7 +184,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 		}
 		check(t, s, w, Stored{})
 		// The sink still works afterwards.
-		b := NewBOM(w, 30)
+		b := newBOM(t, w, 30)
 		mustExport(t, s, b)
 		check(t, s, w, Stored{BOMs: 1, Latest: b.BomHash})
 	})
@@ -173,12 +194,15 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 		const n = 8
 		var wg sync.WaitGroup
 		errs := make([]error, n)
+		boms := make([]sinks.BOM, n)
+		for i := range boms {
+			boms[i] = newBOM(t, Workload(fmt.Sprintf("parallel-%d", i)), uint64(100+i))
+		}
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
-				w := Workload(fmt.Sprintf("parallel-%d", i))
-				errs[i] = s.Export(ctx, NewBOM(w, uint64(100+i)))
+				errs[i] = s.Export(ctx, boms[i])
 			}(i)
 		}
 		wg.Wait()
@@ -186,8 +210,7 @@ func Run(t *testing.T, newSink func(t *testing.T) sinks.Sink, opts Options) {
 			if errs[i] != nil {
 				t.Fatalf("export %d: %v", i, errs[i])
 			}
-			w := Workload(fmt.Sprintf("parallel-%d", i))
-			check(t, s, w, Stored{BOMs: 1, Latest: NewBOM(w, uint64(100+i)).BomHash})
+			check(t, s, boms[i].Workload, Stored{BOMs: 1, Latest: boms[i].BomHash})
 		}
 	})
 

@@ -1,0 +1,424 @@
+package gcs
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"go.uber.org/zap"
+	"google.golang.org/api/option"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+)
+
+// Type is the registry name of this sink.
+const Type = "gcs"
+
+// Names of the per-workload objects, in the folder of the workload's BOMs.
+const (
+	LatestObject    = "latest.cdx.json"
+	TombstoneObject = "tombstone.json"
+)
+
+// ContentType of BOM objects.
+const ContentType = "application/vnd.cyclonedx+json"
+
+// Metadata keys set on the objects.
+const (
+	MetaBomHash   = "bomHash"
+	MetaInputHash = "inputHash"
+	MetaWorkload  = "workload"
+	MetaUID       = "uid"
+	MetaChangeSeq = "changeSeq"
+	MetaStreamSeq = "streamSeq"
+	MetaTime      = "time"
+	MetaReason    = "reason"
+)
+
+// maxRaces bounds how often one call re-reads a per-workload object after
+// losing a generation race, before it returns a transient error.
+const maxRaces = 8
+
+// Sink writes BOMs into a bucket. It implements sinks.Sink and sinks.Checker.
+type Sink struct {
+	name   string
+	bucket string
+	prefix string
+	tmpl   template
+	client *storage.Client
+	log    *zap.Logger
+}
+
+// SinkType is the registry entry of the gcs sink.
+var SinkType = sinks.Type{
+	NewConfig: func() sinks.Config { return &Config{} },
+	New: func(ctx context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+		return New(ctx, *cfg.(*Config), deps)
+	},
+}
+
+// New validates cfg and opens a storage client. It reads the credentials
+// file, if any, but does not reach the bucket: Check does.
+func New(ctx context.Context, cfg Config, deps sinks.Deps) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Name == "" {
+		deps.Name = Type
+	}
+	if deps.Log == nil {
+		deps.Log = zap.NewNop()
+	}
+	tmpl, _ := parseTemplate(cfg.pathTemplate())
+	// JSON reads: one API for everything, and the one emulators serve.
+	opts := []option.ClientOption{storage.WithJSONReads()}
+	if cfg.Endpoint != "" {
+		opts = append(opts, option.WithEndpoint(cfg.Endpoint))
+	}
+	switch {
+	case cfg.Anonymous:
+		opts = append(opts, option.WithoutAuthentication())
+	case cfg.CredentialsFile != "":
+		typ, err := credentialsType(cfg.CredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("credentialsFile %s: %w", cfg.CredentialsFile, err)
+		}
+		opts = append(opts, option.WithAuthCredentialsFile(typ, cfg.CredentialsFile))
+	}
+	client, err := storage.NewClient(ctx, opts...)
+	if err != nil {
+		if cfg.CredentialsFile == "" && !cfg.Anonymous {
+			return nil, fmt.Errorf("storage client: no usable Google credentials (set credentialsFile or GOOGLE_APPLICATION_CREDENTIALS, run with GKE workload identity, or anonymous: true for an emulator): %w", err)
+		}
+		return nil, fmt.Errorf("storage client: %w", err)
+	}
+	// The runner owns retries (with backoff, metrics and the dead-letter
+	// path); a client retrying inside one attempt would hide the cause.
+	client.SetRetry(storage.WithPolicy(storage.RetryNever))
+	return &Sink{
+		name: deps.Name, bucket: cfg.Bucket, prefix: strings.TrimSuffix(cfg.Prefix, "/"),
+		tmpl: tmpl, client: client, log: deps.Log,
+	}, nil
+}
+
+// credentialsType reads the "type" of a Google credentials file.
+func credentialsType(path string) (option.CredentialsType, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", err
+	}
+	var f struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return "", fmt.Errorf("not a JSON credentials file") // the text may hold a key: do not quote it
+	}
+	switch t := option.CredentialsType(f.Type); t {
+	case option.ServiceAccount, option.AuthorizedUser, option.ImpersonatedServiceAccount,
+		option.ExternalAccount:
+		return t, nil
+	}
+	return "", fmt.Errorf("unknown credentials type %q", f.Type)
+}
+
+// Name implements sinks.Sink.
+func (s *Sink) Name() string { return s.name }
+
+// Bucket is the bucket the sink writes to.
+func (s *Sink) Bucket() string { return s.bucket }
+
+// Close implements sinks.Sink.
+func (s *Sink) Close() error { return s.client.Close() }
+
+// Paths are the object names of one workload in the bucket.
+type Paths struct {
+	Dir       string // the workload's folder, no trailing slash
+	Latest    string // Dir + "/latest.cdx.json"
+	Tombstone string // Dir + "/tombstone.json"
+}
+
+// WorkloadPaths returns the object names of w, or a permanent error when a
+// segment of w's identity is empty or could be read as a path step.
+func (s *Sink) WorkloadPaths(w schemas.Workload) (Paths, error) {
+	vals, err := s.values(w)
+	if err != nil {
+		return Paths{}, err
+	}
+	dir := render(s.tmpl.dir, vals)
+	return Paths{Dir: dir, Latest: dir + "/" + LatestObject, Tombstone: dir + "/" + TombstoneObject}, nil
+}
+
+func (s *Sink) values(w schemas.Workload) (map[string]string, error) {
+	ns := w.Namespace
+	if ns == "" {
+		ns = "_"
+	}
+	vals := map[string]string{"prefix": s.prefix, "cluster": w.Cluster, "namespace": ns, "kind": w.Kind, "name": w.Name, "uid": w.UID}
+	for _, k := range []string{"cluster", "namespace", "kind", "name", "uid"} {
+		if err := checkSegment(vals[k]); err != nil {
+			return nil, sinks.Permanent(fmt.Errorf("workload %s: %s: %w", w, k, err))
+		}
+	}
+	return vals, nil
+}
+
+// BOMObject is the name of the immutable object of the BOM with the given
+// hash ("sha256:<hex>") in the workload folder p.
+func (s *Sink) BOMObject(p Paths, bomHash string) string {
+	return p.Dir + "/" + render(s.tmpl.file, map[string]string{"bomHash": strings.TrimPrefix(bomHash, "sha256:")})
+}
+
+func checkSegment(seg string) error {
+	switch {
+	case seg == "" || seg == "." || seg == "..":
+		return fmt.Errorf("path segment %q is not allowed", seg)
+	case strings.ContainsAny(seg, "/\\\x00\r\n"):
+		return fmt.Errorf("path segment %q contains a separator, a line break or NUL", seg)
+	}
+	return nil
+}
+
+var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// version orders the versions of one name: change sequence, then stream sequence.
+type version struct{ change, stream uint64 }
+
+func (v version) newer(than version) bool {
+	if v.change != than.change {
+		return v.change > than.change
+	}
+	return v.stream > than.stream
+}
+
+func versionOf(meta map[string]string) version {
+	c, _ := strconv.ParseUint(meta[MetaChangeSeq], 10, 64)
+	st, _ := strconv.ParseUint(meta[MetaStreamSeq], 10, 64)
+	return version{c, st}
+}
+
+func bomMetadata(b sinks.BOM) map[string]string {
+	return map[string]string{
+		MetaBomHash:   b.BomHash,
+		MetaInputHash: b.InputHash,
+		MetaWorkload:  b.Workload.String(),
+		MetaUID:       b.Workload.UID,
+		MetaChangeSeq: strconv.FormatUint(b.ChangeSeq, 10),
+		MetaStreamSeq: strconv.FormatUint(b.StreamSeq, 10),
+		MetaTime:      b.Time.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// Export implements sinks.Sink: the immutable object first (create-only),
+// then the latest object (only forward, by change sequence), then the
+// tombstone is removed when this BOM is newer.
+func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
+	p, err := s.WorkloadPaths(b.Workload)
+	if err != nil {
+		return err
+	}
+	if !bomHashPattern.MatchString(b.BomHash) {
+		return sinks.Permanent(fmt.Errorf("export %s: bom hash %q is not sha256:<hex>", b.Workload, b.BomHash))
+	}
+	if sum := sha256.Sum256(b.Body); "sha256:"+hex.EncodeToString(sum[:]) != b.BomHash {
+		return sinks.Permanent(fmt.Errorf("export %s: body does not match bom hash %s", b.Workload, b.BomHash))
+	}
+	if !json.Valid(b.Body) {
+		return sinks.Permanent(fmt.Errorf("export %s: body is not JSON", b.Workload))
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("export %s: %w", b.Workload, err)
+	}
+	meta := bomMetadata(b)
+	name := s.BOMObject(p, b.BomHash)
+	if err := s.createBOM(ctx, name, b, meta); err != nil {
+		return fmt.Errorf("export %s: %w", b.Workload, err)
+	}
+	if err := s.moveLatest(ctx, p.Latest, b, meta); err != nil {
+		return fmt.Errorf("export %s: latest: %w", b.Workload, err)
+	}
+	if err := s.revive(ctx, p.Tombstone, b); err != nil {
+		return fmt.Errorf("export %s: revive: %w", b.Workload, err)
+	}
+	s.log.Debug("exported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash), zap.String("object", name))
+	return nil
+}
+
+// createBOM writes the immutable object unless it exists. An existing object
+// holding the same BOM (a retry whose first answer was lost, a replay) is
+// success; one holding other bytes is a permanent error.
+func (s *Sink) createBOM(ctx context.Context, name string, b sinks.BOM, meta map[string]string) error {
+	obj := s.client.Bucket(s.bucket).Object(name)
+	err := s.write(ctx, obj.If(storage.Conditions{DoesNotExist: true}), b.Body, ContentType, meta)
+	if !isPrecondition(err) {
+		return s.classify(err, opCreate, name)
+	}
+	attrs, err := obj.Attrs(ctx)
+	if err != nil {
+		return s.classify(err, opRead, name)
+	}
+	sum := md5.Sum(b.Body)
+	if attrs.Metadata[MetaBomHash] != b.BomHash || attrs.Size != int64(len(b.Body)) || (len(attrs.MD5) > 0 && string(attrs.MD5) != string(sum[:])) {
+		return sinks.Permanent(fmt.Errorf("gs://%s/%s exists with other content (bomHash %q): immutable objects are never rewritten", s.bucket, name, attrs.Metadata[MetaBomHash]))
+	}
+	return nil
+}
+
+// moveLatest replaces the latest object with b when b is newer than what it
+// holds, under a generation precondition; a lost race re-reads and decides
+// again, so an older BOM never overwrites a newer one.
+func (s *Sink) moveLatest(ctx context.Context, name string, b sinks.BOM, meta map[string]string) error {
+	obj := s.client.Bucket(s.bucket).Object(name)
+	v := version{b.ChangeSeq, b.StreamSeq}
+	for range maxRaces {
+		cond := storage.Conditions{DoesNotExist: true}
+		attrs, err := obj.Attrs(ctx)
+		switch {
+		case errors.Is(err, storage.ErrObjectNotExist):
+		case err != nil:
+			return s.classify(err, opRead, name)
+		default:
+			if !v.newer(versionOf(attrs.Metadata)) {
+				return nil // it holds this version or a newer one
+			}
+			cond = storage.Conditions{GenerationMatch: attrs.Generation}
+		}
+		err = s.write(ctx, obj.If(cond), b.Body, ContentType, meta)
+		if !isPrecondition(err) {
+			return s.classify(err, opReplace, name)
+		}
+		s.log.Debug("latest object changed under us, reading it again", zap.String("object", name))
+	}
+	return fmt.Errorf("gs://%s/%s: lost %d generation races in a row", s.bucket, name, maxRaces)
+}
+
+// revive deletes the tombstone when b is newer than it.
+func (s *Sink) revive(ctx context.Context, name string, b sinks.BOM) error {
+	obj := s.client.Bucket(s.bucket).Object(name)
+	v := version{b.ChangeSeq, b.StreamSeq}
+	for range maxRaces {
+		attrs, err := obj.Attrs(ctx)
+		if errors.Is(err, storage.ErrObjectNotExist) {
+			return nil
+		}
+		if err != nil {
+			return s.classify(err, opRead, name)
+		}
+		if !v.newer(versionOf(attrs.Metadata)) {
+			return nil // a newer tombstone stands
+		}
+		// Both the generation and the precondition: GCS honours the
+		// precondition; on a bucket without versioning a stale generation
+		// also fails (404), and emulators honour that one.
+		err = obj.Generation(attrs.Generation).If(storage.Conditions{GenerationMatch: attrs.Generation}).Delete(ctx)
+		if err == nil {
+			s.log.Info("workload revived", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
+			return nil
+		}
+		if !isPrecondition(err) && !errors.Is(err, storage.ErrObjectNotExist) {
+			return s.classify(err, opDelete, name)
+		}
+	}
+	return fmt.Errorf("gs://%s/%s: lost %d generation races in a row", s.bucket, name, maxRaces)
+}
+
+// marker is the content of tombstone.json.
+type marker struct {
+	Workload  string    `json:"workload"`
+	UID       string    `json:"uid"`
+	Reason    string    `json:"reason"`
+	ChangeSeq uint64    `json:"changeSeq"`
+	StreamSeq uint64    `json:"streamSeq"`
+	Time      time.Time `json:"time"`
+}
+
+// Tombstone implements sinks.Sink: it writes tombstone.json next to the
+// workload's BOMs, unless nothing was exported for the workload, a newer
+// BOM is its latest, or a tombstone as new is already there.
+func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
+	p, err := s.WorkloadPaths(t.Workload)
+	if err != nil {
+		return err
+	}
+	if t.Reason != sinks.ReasonDeleted && t.Reason != sinks.ReasonNotServing {
+		return sinks.Permanent(fmt.Errorf("tombstone %s: unknown reason %q", t.Workload, t.Reason))
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
+	}
+	v := version{t.ChangeSeq, t.StreamSeq}
+	bkt := s.client.Bucket(s.bucket)
+	latest, err := bkt.Object(p.Latest).Attrs(ctx)
+	if errors.Is(err, storage.ErrObjectNotExist) {
+		return nil // nothing of this workload was exported here
+	}
+	if err != nil {
+		return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opRead, p.Latest))
+	}
+	if versionOf(latest.Metadata).newer(v) {
+		s.log.Info("stale tombstone ignored: a newer BOM exists for this name",
+			zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
+		return nil
+	}
+	body, _ := json.Marshal(marker{
+		Workload: t.Workload.String(), UID: t.Workload.UID, Reason: t.Reason,
+		ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC(),
+	})
+	meta := map[string]string{
+		MetaWorkload: t.Workload.String(), MetaUID: t.Workload.UID, MetaReason: t.Reason,
+		MetaChangeSeq: strconv.FormatUint(t.ChangeSeq, 10), MetaStreamSeq: strconv.FormatUint(t.StreamSeq, 10),
+		MetaTime: t.Time.UTC().Format(time.RFC3339Nano),
+	}
+	obj := bkt.Object(p.Tombstone)
+	for range maxRaces {
+		cond := storage.Conditions{DoesNotExist: true}
+		attrs, err := obj.Attrs(ctx)
+		switch {
+		case errors.Is(err, storage.ErrObjectNotExist):
+		case err != nil:
+			return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opRead, p.Tombstone))
+		default:
+			if !v.newer(versionOf(attrs.Metadata)) {
+				return nil // already recorded
+			}
+			cond = storage.Conditions{GenerationMatch: attrs.Generation}
+		}
+		err = s.write(ctx, obj.If(cond), body, "application/json", meta)
+		if !isPrecondition(err) {
+			if err != nil {
+				return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opReplace, p.Tombstone))
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("tombstone %s: gs://%s/%s: lost %d generation races in a row", t.Workload, s.bucket, p.Tombstone, maxRaces)
+}
+
+// write uploads data as obj in one request, with an MD5 the server checks.
+func (s *Sink) write(ctx context.Context, obj *storage.ObjectHandle, data []byte, contentType string, meta map[string]string) error {
+	w := obj.NewWriter(ctx)
+	w.ChunkSize = 0 // one request; no buffer
+	w.ContentType = contentType
+	w.Metadata = meta
+	sum := md5.Sum(data)
+	w.MD5 = sum[:]
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
+}
