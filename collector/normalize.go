@@ -267,6 +267,7 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 		in.Components = append(in.Components, comps...)
 	}
 	sortByListIndexes(in.Components)
+	in.Digests = pinnedDigests(in.Components)
 	return in, nil
 }
 

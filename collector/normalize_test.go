@@ -461,3 +461,27 @@ func deployment(containers ...any) map[string]any {
 		},
 	}
 }
+
+func TestImagesPinnedByDigestAreResolved(t *testing.T) {
+	n, err := NewNormalizer(Config{Cluster: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	obj := map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "pinned", "namespace": "ml"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+			map[string]any{"name": "a", "image": "registry.example/vllm/vllm-openai:v0.10.1@" + digest},
+			map[string]any{"name": "b", "image": "nginx:1.27"},
+		}}}},
+	}
+	in, err := n.Normalize(obj, "file:x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Digests) != 1 || in.Digests[0].Digest != digest || in.Digests[0].Image != "registry.example/vllm/vllm-openai:v0.10.1@"+digest ||
+		in.Digests[0].Locator != "spec.template.spec.containers[0].image" {
+		t.Fatalf("digests %+v", in.Digests)
+	}
+}

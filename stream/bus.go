@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,10 +103,32 @@ type Bus struct {
 
 	mu      sync.Mutex
 	streams map[string]jetstream.Stream // handles from the last Provision
+
+	lock      *dirLock // held while the bus owns an embedded data directory
+	ownerFile bool     // this bus wrote owner.json
+	viaOwner  bool     // connected through another process's owner.json
 }
 
-// Open starts or connects, then provisions the streams.
+// Open starts or connects, then provisions the streams. With the embedded
+// server it creates the data directory when missing and owns it: a second
+// process on the same directory gets an error wrapping ErrInUse that names
+// the owner.
 func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
+	return open(ctx, cfg, log, false)
+}
+
+// Attach is for commands that read (history, get, dlq) or ask the owner to
+// act (replay, dlq retry). With an external server it is Open. With the
+// embedded store it never creates the data directory (an error wrapping
+// ErrNoDataDir); when another process owns the directory it connects to that
+// process's server through the loopback address and credential of its
+// owner.json (ViaOwner is then true) and provisions nothing; otherwise it
+// opens the store itself, owning it for as long as the bus is open.
+func Attach(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
+	return open(ctx, cfg, log, true)
+}
+
+func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -112,17 +136,43 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 		log = zap.NewNop()
 	}
 	b := &Bus{cfg: cfg, log: log}
-	var opts []nats.Option
-	opts = append(opts, nats.Name("bomstream"), nats.MaxReconnects(-1))
+	opts := []nats.Option{nats.Name("bomstream"), nats.MaxReconnects(-1)}
 	url := cfg.URL
 	if url == "" {
-		srv, conn, err := startEmbedded(cfg)
+		dir := cfg.dataDir()
+		if attach {
+			ok, err := dataDirExists(dir)
+			if err != nil {
+				return nil, fmt.Errorf("data directory: %w", err)
+			}
+			if !ok {
+				return nil, fmt.Errorf("%w at %s (give --data-dir, or run `bomstream run` there first)", ErrNoDataDir, dir)
+			}
+		} else if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		lock, err := lockDataDir(dir)
+		if errors.Is(err, ErrInUse) && attach {
+			return attachOwner(ctx, b, dir, err)
+		}
 		if err != nil {
+			return nil, err
+		}
+		b.lock = lock
+		srv, conn, creds, err := startEmbedded(cfg)
+		if err != nil {
+			lock.release()
 			return nil, err
 		}
 		b.srv = srv
 		opts = append(opts, nats.InProcessServer(srv))
 		opts = append(opts, conn...)
+		creds.PID, creds.Started, creds.URL = os.Getpid(), time.Now().UTC(), loopbackURL(srv)
+		if err := writeOwner(dir, creds); err != nil {
+			b.shutdown()
+			return nil, err
+		}
+		b.ownerFile = true
 	} else {
 		ext, err := externalOptions(cfg)
 		if err != nil {
@@ -146,6 +196,63 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 	}
 	return b, nil
 }
+
+// attachOwner connects to the process that owns dir, through its
+// owner.json; inUseErr is the lock's answer, returned when no owner.json
+// appears (a process starting up writes it within moments).
+func attachOwner(ctx context.Context, b *Bus, dir string, inUseErr error) (*Bus, error) {
+	var o Owner
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		if o, err = ReadOwner(dir); err == nil && o.URL != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w; and it advertises no address to work through", inUseErr)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	opts := []nats.Option{nats.Name("bomstream")}
+	switch {
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+	case o.User != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	nc, err := nats.Connect(o.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the owner of %s (pid %d): %w", dir, o.PID, err)
+	}
+	b.nc, b.viaOwner = nc, true
+	if b.js, err = jetstream.New(nc); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	b.log.Debug("working through the owner of the data directory", zap.String("dir", dir), zap.Int("pid", o.PID))
+	return b, nil
+}
+
+// loopbackURL is a client URL of srv that a local process can dial.
+func loopbackURL(srv *server.Server) string {
+	addr, ok := srv.Addr().(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+}
+
+// ViaOwner reports whether the bus reaches an embedded store through the
+// process that owns it (see Attach).
+func (b *Bus) ViaOwner() bool { return b.viaOwner }
 
 // describe names the server for error messages, without any credential a
 // URL may carry ("nats://user:pass@host" becomes "nats://user:xxxxx@host").
@@ -188,41 +295,39 @@ func (c Config) dataDir() string {
 	return c.DataDir
 }
 
-func startEmbedded(cfg Config) (*server.Server, []nats.Option, error) {
+func startEmbedded(cfg Config) (*server.Server, []nats.Option, Owner, error) {
 	o := &server.Options{
 		ServerName: "bomstream",
 		JetStream:  true,
 		StoreDir:   cfg.dataDir(),
-		DontListen: cfg.Listen == "",
 		NoSigs:     true,
 		NoLog:      true,
 	}
-	var conn []nats.Option
+	conn, creds, err := listenOptions(cfg, o)
+	if err != nil {
+		return nil, nil, Owner{}, err
+	}
 	if cfg.Listen != "" {
-		var err error
-		if conn, err = listenOptions(cfg, o); err != nil {
-			return nil, nil, err
-		}
 		if o.Port != server.RANDOM_PORT {
 			// The server only logs a failed bind and never becomes ready:
 			// try the address first, for the OS's own error at once.
 			ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.Port)))
 			if err != nil {
-				return nil, nil, fmt.Errorf("stream.listen %s: %w", cfg.Listen, err)
+				return nil, nil, Owner{}, fmt.Errorf("stream.listen %s: %w", cfg.Listen, err)
 			}
 			_ = ln.Close()
 		}
 	}
 	srv, err := server.NewServer(o)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
+		return nil, nil, Owner{}, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
-		return nil, nil, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
+		return nil, nil, Owner{}, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
 	}
-	return srv, conn, nil
+	return srv, conn, creds, nil
 }
 
 // externalOptions turns the credential and TLS settings into connection
@@ -352,6 +457,9 @@ func (b *Bus) Abort() {
 	if b.srv != nil {
 		b.srv.WaitForShutdown()
 	}
+	// A dead process's lock goes with it; its owner.json stays behind.
+	b.lock.release()
+	b.lock = nil
 }
 
 func (b *Bus) shutdown() {
@@ -359,6 +467,17 @@ func (b *Bus) shutdown() {
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()
 	}
+	b.release()
+}
+
+// release gives the data directory up: owner.json goes, then the lock.
+func (b *Bus) release() {
+	if b.ownerFile {
+		_ = os.Remove(filepath.Join(b.cfg.dataDir(), ownerFile))
+		b.ownerFile = false
+	}
+	b.lock.release()
+	b.lock = nil
 }
 
 // String describes the configuration for logs with every secret masked:

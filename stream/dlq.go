@@ -185,3 +185,7 @@ func Reason(s string) string {
 // redact scrubs an error text of anything that looks like a credential
 // before it reaches a log line or the dead-letter stream.
 func (b *Bus) redact(s string) string { return schemas.RedactText(s) }
+
+// Redact is the scrubbing every stage applies to error texts before they
+// reach a log line, a health report or the dead-letter stream.
+func (b *Bus) Redact(s string) string { return b.redact(s) }

@@ -82,63 +82,60 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// listenOptions sets up the embedded server's listener on o and returns the
-// options of the in-process connection, which authenticates like any client
-// (as an internal user of its own when users or nkeys are configured).
-func listenOptions(cfg Config, o *server.Options) ([]nats.Option, error) {
+// listenOptions sets up the embedded server's listener on o: the one
+// Config.Listen asks for, or else one on a random loopback port for other
+// bomstream commands on the same data directory (see Owner). It returns the
+// options of the in-process connection, which authenticates like any
+// client, and the credential other local commands use (written to
+// owner.json): the token when the listener takes a token, else an internal
+// user of its own.
+func listenOptions(cfg Config, o *server.Options) ([]nats.Option, Owner, error) {
+	internal := Owner{User: "bomstream-internal", Password: randomToken()}
+	if cfg.Listen == "" {
+		o.Host, o.Port = "127.0.0.1", server.RANDOM_PORT
+		o.Users = []*server.User{{Username: internal.User, Password: internal.Password}}
+		return []nats.Option{nats.UserInfo(internal.User, internal.Password)}, internal, nil
+	}
 	host, port, _ := net.SplitHostPort(cfg.Listen)
 	p, err := strconv.Atoi(port)
 	if err != nil {
-		return nil, fmt.Errorf("stream.listen %q: %w", cfg.Listen, err)
+		return nil, Owner{}, fmt.Errorf("stream.listen %q: %w", cfg.Listen, err)
 	}
 	if p == 0 {
 		p = server.RANDOM_PORT
 	}
 	o.Host, o.Port = host, p
 	a := cfg.ListenAuth
-	if !a.set() {
-		return nil, nil
-	}
 	if a.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: a.TLSCert, KeyFile: a.TLSKey, CaFile: a.TLSCA, Verify: a.TLSCA != ""})
 		if err != nil {
-			return nil, fmt.Errorf("stream.listenAuth.tlsCert: %w", err)
+			return nil, Owner{}, fmt.Errorf("stream.listenAuth.tlsCert: %w", err)
 		}
 		o.TLSConfig, o.TLS, o.TLSVerify = tc, true, a.TLSCA != ""
 	}
 	token, err := readSecret("stream.listenAuth.token", a.Token, a.TokenFile)
 	if err != nil {
-		return nil, err
+		return nil, Owner{}, err
 	}
 	if token != "" {
 		o.Authorization = token
-		return []nats.Option{nats.Token(token)}, nil
+		return []nats.Option{nats.Token(token)}, Owner{Token: token}, nil
 	}
-	var conn []nats.Option
+	if !a.set() {
+		return nil, Owner{}, nil // a loopback listener without auth, as asked
+	}
+	o.Users = []*server.User{{Username: internal.User, Password: internal.Password}}
 	if a.User != "" {
 		pass, err := readSecret("stream.listenAuth.password", a.Password, a.PasswordFile)
 		if err != nil {
-			return nil, err
+			return nil, Owner{}, err
 		}
-		internal := randomToken()
-		o.Users = []*server.User{{Username: a.User, Password: pass}, {Username: "bomstream-internal", Password: internal}}
-		conn = append(conn, nats.UserInfo("bomstream-internal", internal))
+		o.Users = append(o.Users, &server.User{Username: a.User, Password: pass})
 	}
-	if len(a.NKeys) > 0 {
-		kp, err := nkeys.CreateUser()
-		if err != nil {
-			return nil, fmt.Errorf("stream.listenAuth.nkeys: %w", err)
-		}
-		pub, _ := kp.PublicKey()
-		for _, k := range a.NKeys {
-			o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k})
-		}
-		if conn == nil { // users take the in-process connection when both are set
-			o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: pub})
-			conn = append(conn, nats.Nkey(pub, kp.Sign))
-		}
+	for _, k := range a.NKeys {
+		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k})
 	}
-	return conn, nil
+	return []nats.Option{nats.UserInfo(internal.User, internal.Password)}, internal, nil
 }
 
 func readSecret(field, value, file string) (string, error) {

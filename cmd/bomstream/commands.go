@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/stream"
 )
 
 // common are the flags every pipeline command shares. A flag set on the
@@ -185,7 +186,40 @@ func runOnce(ctx context.Context, p *pipeline, out io.Writer) error {
 	for _, n := range loaded.Notes {
 		p.log.Debug("skipped", zap.String("note", n.String()))
 	}
-	return errors.Join(syncErr, drainErr, runErr)
+	return errors.Join(syncErr, drainErr, runErr, p.leftBehind(context.WithoutCancel(ctx)))
+}
+
+// leftBehind is an error when the run leaves something unexported: messages
+// it dead-lettered, or dead letters of its stages still waiting from before.
+// `run --once` then exits non-zero: its summary is not the whole truth.
+func (p *pipeline) leftBehind(ctx context.Context) error {
+	var now uint64
+	if p.svc != nil {
+		now += p.svc.Counts().DeadLettered
+	}
+	for _, s := range p.sinks {
+		now += s.runner.Stats().DeadLettered
+	}
+	mine := map[string]bool{"transformer": p.svc != nil}
+	for _, s := range p.sinks {
+		mine["sink."+s.cfg.Name] = true
+	}
+	waiting := 0
+	if err := p.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+		if mine[d.Stage] {
+			waiting++
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read the dead-letter stream: %w", err)
+	}
+	switch {
+	case now > 0:
+		return fmt.Errorf("%d messages dead-lettered in this run, %d dead letters in all: see `bomstream dlq list`, then `bomstream dlq retry`", now, waiting)
+	case waiting > 0:
+		return fmt.Errorf("%d dead letters from earlier runs are still waiting: see `bomstream dlq list`, then `bomstream dlq retry`", waiting)
+	}
+	return nil
 }
 
 func runWatch(ctx context.Context, p *pipeline) error {

@@ -26,6 +26,11 @@ type stages struct {
 	transformer bool     // the CHANGES -> BOMS loop
 	sinks       []string // names of the sinks to run; nil = none, ["*"] = all
 	dryRun      bool     // sinks log what they would write and write nothing
+	// attach: the command reads, or asks the data directory's owner to act
+	// (history, get, replay, dlq). It never creates the data directory, and
+	// when another process owns it, it works through that process and
+	// builds no sink of its own.
+	attach bool
 }
 
 // pipeline is one process's share of bomstream, wired from a validated Config.
@@ -78,8 +83,15 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if err != nil {
 		return nil, err
 	}
-	if p.bus, err = stream.Open(ctx, cfg.Stream, log.Named("stream")); err != nil {
+	open := stream.Open
+	if st.attach {
+		open = stream.Attach
+	}
+	if p.bus, err = open(ctx, cfg.Stream, log.Named("stream")); err != nil {
 		return nil, err
+	}
+	if p.bus.ViaOwner() {
+		return p, nil // the owner runs the stages and the sinks
 	}
 	// An embedded server that no other process can reach: whoever held the
 	// consumers before was this process's dead predecessor.
@@ -160,6 +172,9 @@ func (p *pipeline) run(ctx context.Context) error {
 			defer wg.Done()
 			supervise(ctx, name, run, st, p.log)
 		}()
+	}
+	if p.bus.Embedded() {
+		p.serveControl(ctx) // for replay and dlq retry from other processes
 	}
 	if p.svc != nil {
 		start("transformer", p.svc.Run, p.svc.Health)

@@ -89,7 +89,7 @@ func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(sche
 		return err
 	}
 	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-	return process(cmd, e, cfg, stages{}, func(ctx context.Context, p *pipeline) error {
+	return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
 		w, err := findWorkload(ctx, p.bus, cfg.Cluster, key)
 		if err != nil {
 			return err

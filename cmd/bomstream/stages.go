@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.uber.org/zap/zapcore"
 
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 )
 
@@ -61,6 +66,7 @@ func sinkCmd(e *env) *cobra.Command {
 	c.bind(cmd.Flags())
 	cmd.Flags().StringSliceVar(&names, "name", nil, "sink to run (repeatable); default all configured sinks")
 	bindDryRun(cmd.Flags(), &dryRun)
+	cmd.AddCommand(sinkCheckCmd(e))
 	return cmd
 }
 
@@ -94,17 +100,26 @@ func replayCmd(e *env) *cobra.Command {
 				return fmt.Errorf("--since and --from-seq: give at most one")
 			}
 			out := cmd.OutOrStdout()
-			return process(cmd, e, cfg, stages{sinks: []string{name}, dryRun: dryRun}, func(ctx context.Context, p *pipeline) error {
-				s := p.sinks[0]
+			return process(cmd, e, cfg, stages{sinks: []string{name}, dryRun: dryRun, attach: true}, func(ctx context.Context, p *pipeline) error {
 				opts := runner.ReplayOptions{StartSeq: fromSeq, StartTime: start, IgnoreLedger: ignoreLedger}
 				last := time.Time{}
-				st, err := s.runner.Replay(ctx, opts, func(done, total uint64, rate float64) {
+				report := func(done, total uint64, rate float64) {
 					if time.Since(last) < time.Second && done != total {
 						return
 					}
 					last = time.Now()
 					fmt.Fprintf(out, "replay %s: %d/%d messages, %.0f msg/s\n", name, done, total, rate)
-				})
+				}
+				var st runner.Stats
+				var err error
+				if p.bus.ViaOwner() {
+					if dryRun {
+						return errors.New("--dry-run: the data directory's owner runs the sink; stop it, or run the dry run elsewhere")
+					}
+					st, err = replayThroughOwner(ctx, p, replayRequest{Sink: name, StartSeq: fromSeq, StartTime: start, IgnoreLedger: ignoreLedger}, report)
+				} else {
+					st, err = p.sinks[0].runner.Replay(ctx, opts, report)
+				}
 				fmt.Fprintf(out, "replay %s: %d exported, %d tombstones, %d already exported, %d superseded, %d dead-lettered\n",
 					name, st.Exported, st.Tombstones, st.SkippedDuplicate, st.SkippedSuperseded, st.DeadLettered)
 				return err
@@ -139,4 +154,92 @@ func parseTime(s string) (time.Time, error) {
 // nothing, under their own consumers and ledgers ("<name>-dryrun").
 func bindDryRun(f *pflag.FlagSet, dryRun *bool) {
 	f.BoolVar(dryRun, "dry-run", false, "sinks log what they would write and write nothing (own consumer and ledger: <name>-dryrun)")
+}
+
+// replayThroughOwner asks the process that owns the data directory to
+// replay into its sink, and reports its progress.
+func replayThroughOwner(ctx context.Context, p *pipeline, req replayRequest, report runner.Progress) (runner.Stats, error) {
+	body, _ := json.Marshal(req)
+	raw, err := p.bus.Call(ctx, "replay", body, func(b []byte) {
+		var pr replayProgress
+		if json.Unmarshal(b, &pr) == nil {
+			report(pr.Done, pr.Total, pr.Rate)
+		}
+	})
+	var st runner.Stats
+	if err != nil {
+		return st, fmt.Errorf("replay through the process that owns the data directory: %w", err)
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return st, fmt.Errorf("replay: %w", err)
+	}
+	return st, nil
+}
+
+// sinkCheckCmd runs a sink's preflight checks once and prints them: can it
+// reach its store, does it hold the permissions it needs. It opens no
+// stream and touches no data directory.
+func sinkCheckCmd(e *env) *cobra.Command {
+	var c common
+	cmd := &cobra.Command{
+		Use:   "check NAME",
+		Short: "Check once that a configured sink can reach its store with the permissions it needs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			if len(cfg.Sinks) == 0 {
+				cfg.Sinks = defaultSinks()
+			}
+			for i := range cfg.Sinks {
+				if cfg.Sinks[i].Name == "" {
+					cfg.Sinks[i].Name = cfg.Sinks[i].Type
+				}
+			}
+			if err := cfg.Validate(e.sinks); err != nil {
+				return fmt.Errorf("invalid configuration:\n%w", err)
+			}
+			sel, err := selectSinks(cfg.Sinks, []string{args[0]})
+			if err != nil {
+				return err
+			}
+			sc := sel[0]
+			scfg, err := e.sinks.Decode(sc.Type, sc.Config)
+			if err != nil {
+				return fmt.Errorf("sinks %s: %w", sc.Name, err)
+			}
+			ctx := cmd.Context()
+			log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
+			s, err := e.sinks.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: log, Getenv: e.getenv})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			checker, ok := s.(sinks.Checker)
+			out := cmd.OutOrStdout()
+			if !ok {
+				fmt.Fprintf(out, "sink %s (%s) has no checks\n", sc.Name, sc.Type)
+				return nil
+			}
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			failed := 0
+			for _, ch := range checker.Check(cctx) {
+				if ch.Err != nil {
+					failed++
+					fmt.Fprintf(out, "FAIL  %s: %s\n", ch.Name, schemas.RedactText(ch.Err.Error()))
+				} else {
+					fmt.Fprintf(out, "ok    %s\n", ch.Name)
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("sink %s: %d checks failed", sc.Name, failed)
+			}
+			return nil
+		},
+	}
+	c.bind(cmd.Flags())
+	return cmd
 }

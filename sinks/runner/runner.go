@@ -36,6 +36,7 @@ type Runner struct {
 
 	seed  maphash.Seed
 	locks [256]sync.Mutex // per workload: Run and a Replay in one process never interleave one
+	pre   preflight
 }
 
 // cached is a ledger entry and the revision a conditional put must name.
@@ -119,7 +120,7 @@ func (r *Runner) Stats() Stats {
 
 // Health reports the sink stage's state: degraded while a store keeps
 // failing (the messages are retried, nothing is lost).
-func (r *Runner) Health() stream.Health { return r.eng.Health() }
+func (r *Runner) Health() stream.Health { return r.health() }
 
 // Run consumes until ctx is done; see stream.Engine.Run. It does not close
 // the sink.
@@ -127,6 +128,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("sink runner started", zap.String("durable", r.Durable()), zap.Bool("latestOnly", r.latestOnly))
 	stop := r.reportUp(ctx)
 	defer stop()
+	pctx, cancelPreflight := context.WithCancel(ctx)
+	defer cancelPreflight()
+	go r.runPreflight(pctx)
 	err := r.eng.Run(ctx)
 	r.log.Info("sink runner stopped", zap.Any("stats", r.Stats()))
 	return err
@@ -318,4 +322,14 @@ func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progre
 	}
 	r.log.Info("replay done", zap.Any("stats", st))
 	return st, nil
+}
+
+// Retry puts one dead letter of this sink back through it, with the same
+// steps as Run: a version the ledger holds already (or a newer one) is
+// skipped, which counts as done. It returns nil once the message is done;
+// the caller then removes the dead letter.
+func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) error {
+	m := &stream.Msg{Subject: d.Subject, Header: d.Header, Data: d.Data, Seq: d.Seq, Delivered: d.Delivered + 1, Attempt: 1,
+		Redelivered: true, Time: d.Time}
+	return r.handler(false, &r.n)(ctx, m)
 }

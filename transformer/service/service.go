@@ -227,3 +227,15 @@ func (s *Service) publishTombstone(ctx context.Context, w schemas.Workload, chan
 	}
 	return nil
 }
+
+// Retry puts one dead letter of the transformer back through it: the event
+// is rendered and its outcome published as Run would. It returns nil once
+// that is done (or was done already); the caller then removes the dead letter.
+func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) error {
+	m := &stream.Msg{Subject: d.Subject, Header: d.Header, Data: d.Data, Seq: d.Seq, Delivered: d.Delivered + 1, Attempt: 1,
+		Redelivered: true, Time: d.Time}
+	return s.handle(ctx, m)
+}
+
+// Counts is what the stage did so far.
+func (s *Service) Counts() stream.Counts { return s.eng.Counts() }

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+)
+
+// dlqCmd is the dead-letter workflow: list, show and retry what a stage
+// gave up on.
+func dlqCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "List, show and retry what the stages gave up on (the dead-letter stream)",
+	}
+	cmd.AddCommand(dlqListCmd(e), dlqShowCmd(e), dlqRetryCmd(e))
+	return cmd
+}
+
+// stageOf turns --sink NAME / --stage STAGE into a dead-letter stage.
+func stageOf(sink, stage string) string {
+	if sink != "" {
+		return "sink." + sink
+	}
+	return stage
+}
+
+func dlqListCmd(e *env) *cobra.Command {
+	var (
+		c           common
+		sink, stage string
+	)
+	cmd := &cobra.Command{
+		Use:   "list [--sink NAME | --stage STAGE]",
+		Short: "List dead letters: id, when, which stage, which workload, why",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sink != "" && stage != "" {
+				return errors.New("--sink and --stage: give at most one")
+			}
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tDEAD-LETTERED\tSTAGE\tWORKLOAD\tCHANGE\tREASON")
+				n := 0
+				err := p.bus.DeadLetters(ctx, stageOf(sink, stage), func(d stream.DeadLetter) error {
+					n++
+					w, change := deadLetterSubject(d)
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, oneLine(d.Reason, 160))
+					return nil
+				})
+				_ = tw.Flush()
+				fmt.Fprintf(cmd.OutOrStdout(), "\n%d dead letters\n", n)
+				return err
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	cmd.Flags().StringVar(&sink, "sink", "", "only this sink's dead letters")
+	cmd.Flags().StringVar(&stage, "stage", "", "only this stage's dead letters (transformer, sink.NAME)")
+	return cmd
+}
+
+// deadLetterSubject names the workload and the change of a dead letter, as
+// far as its message says.
+func deadLetterSubject(d stream.DeadLetter) (workload, change string) {
+	if w, err := schemas.ParseWorkloadHeader(d.Header.Get(schemas.HeaderWorkload)); err == nil {
+		return w.Key(), d.Header.Get(schemas.HeaderChangeSeq)
+	}
+	if d.Stream == schemas.StreamChanges {
+		if ev, err := stream.DecodeChange(d.Data); err == nil && ev.Data.Workload.Name != "" {
+			return ev.Data.Workload.Key(), strconv.FormatUint(d.Seq, 10)
+		}
+		return d.Subject, strconv.FormatUint(d.Seq, 10)
+	}
+	return d.Subject, "-"
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}
+
+func dlqShowCmd(e *env) *cobra.Command {
+	var c common
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print one dead letter: where it came from, why, its headers and its message",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseUint(args[0], 10, 64)
+			if err != nil {
+				return fmt.Errorf("dead letter id %q: want a number from `bomstream dlq list`", args[0])
+			}
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+				d, err := p.bus.GetDeadLetter(ctx, id)
+				if err != nil {
+					return err
+				}
+				printDeadLetter(cmd.OutOrStdout(), d)
+				return nil
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	return cmd
+}
+
+func printDeadLetter(out io.Writer, d stream.DeadLetter) {
+	w, change := deadLetterSubject(d)
+	fmt.Fprintf(out, "dead letter %d\n", d.ID)
+	for _, kv := range [][2]string{
+		{"stage", d.Stage}, {"dead-lettered", stamp(d.Time)}, {"workload", w}, {"change", change},
+		{"from", fmt.Sprintf("%s seq %d (%s)", d.Stream, d.Seq, d.Subject)}, {"delivered", strconv.FormatUint(d.Delivered, 10)},
+		{"reason", d.Reason},
+	} {
+		fmt.Fprintf(out, "%-14s %s\n", kv[0]+":", kv[1])
+	}
+	keys := make([]string, 0, len(d.Header))
+	for k := range d.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintln(out, "headers:")
+	for _, k := range keys {
+		fmt.Fprintf(out, "  %s: %s\n", k, strings.Join(d.Header[k], ", "))
+	}
+	fmt.Fprintf(out, "message (%d bytes):\n%s\n", len(d.Data), d.Data)
+}
+
+func dlqRetryCmd(e *env) *cobra.Command {
+	var (
+		c           common
+		sink, stage string
+	)
+	cmd := &cobra.Command{
+		Use:   "retry [--sink NAME | --stage STAGE] [ID...]",
+		Short: "Put dead letters back through their stage; each leaves the dead-letter stream only when its retry succeeds",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var req retryRequest
+			for _, a := range args {
+				id, err := strconv.ParseUint(a, 10, 64)
+				if err != nil {
+					return fmt.Errorf("dead letter id %q: want a number from `bomstream dlq list`", a)
+				}
+				req.IDs = append(req.IDs, id)
+			}
+			if st := stageOf(sink, stage); st != "" {
+				req.Stages = []string{st}
+			}
+			if len(req.IDs) == 0 && len(req.Stages) == 0 {
+				return errors.New("say what to retry: --sink NAME, --stage STAGE, or dead letter ids")
+			}
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			out := cmd.OutOrStdout()
+			// Without an owner, this process builds the stages the dead
+			// letters need: the transformer, and the sinks (all: an id may
+			// belong to any).
+			st := stages{attach: true, transformer: true, sinks: []string{"*"}}
+			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
+				var res retryResult
+				if p.bus.ViaOwner() {
+					body, _ := json.Marshal(req)
+					raw, err := p.bus.Call(ctx, "dlq-retry", body, func(line []byte) { fmt.Fprintln(out, string(line)) })
+					if err != nil {
+						return fmt.Errorf("dlq retry through the process that owns the data directory: %w", err)
+					}
+					if err := json.Unmarshal(raw, &res); err != nil {
+						return fmt.Errorf("dlq retry: %w", err)
+					}
+				} else {
+					var err error
+					if res, err = p.retryDeadLetters(ctx, req, func(line string) { fmt.Fprintln(out, line) }); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(out, "%d retried and removed, %d still failing\n", res.Done, res.Failed)
+				if res.Failed > 0 {
+					return fmt.Errorf("%d dead letters still fail (see the lines above)", res.Failed)
+				}
+				return nil
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	cmd.Flags().StringVar(&sink, "sink", "", "retry this sink's dead letters")
+	cmd.Flags().StringVar(&stage, "stage", "", "retry this stage's dead letters (transformer, sink.NAME)")
+	return cmd
+}
+
+// retryResult counts what a retry did.
+type retryResult struct {
+	Done, Failed int
+}
+
+// retryDeadLetters puts the dead letters req names back through their
+// stage in this process, oldest first; each one that goes through is removed.
+func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, report func(string)) (retryResult, error) {
+	var todo []stream.DeadLetter
+	ids := map[uint64]bool{}
+	for _, id := range req.IDs {
+		ids[id] = true
+	}
+	stagesWanted := map[string]bool{}
+	for _, s := range req.Stages {
+		stagesWanted[s] = true
+	}
+	if err := p.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+		if ids[d.ID] || stagesWanted[d.Stage] {
+			todo = append(todo, d)
+			delete(ids, d.ID)
+		}
+		return nil
+	}); err != nil {
+		return retryResult{}, err
+	}
+	var res retryResult
+	for id := range ids {
+		report(fmt.Sprintf("dead letter %d: %v", id, stream.ErrNoDeadLetter))
+		res.Failed++
+	}
+	for _, d := range todo {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := p.retryOne(rctx, d)
+		cancel()
+		w, _ := deadLetterSubject(d)
+		if err != nil {
+			res.Failed++
+			report(fmt.Sprintf("dead letter %d (%s, %s): still failing: %s", d.ID, d.Stage, w, oneLine(err.Error(), 300)))
+			continue
+		}
+		if err := p.bus.RemoveDeadLetter(ctx, d.ID); err != nil {
+			res.Failed++
+			report(fmt.Sprintf("dead letter %d: retried, but not removed: %v", d.ID, err))
+			continue
+		}
+		res.Done++
+		report(fmt.Sprintf("dead letter %d (%s, %s): done", d.ID, d.Stage, w))
+	}
+	return res, nil
+}
+
+// retryOne puts one dead letter back through its stage.
+func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) error {
+	switch {
+	case d.Stage == "transformer":
+		if p.svc == nil {
+			return errors.New("the transformer does not run in this process")
+		}
+		return p.svc.Retry(ctx, d)
+	case strings.HasPrefix(d.Stage, "sink."):
+		s := p.sink(strings.TrimPrefix(d.Stage, "sink."))
+		if s == nil {
+			return fmt.Errorf("sink %s does not run in this process (it runs: %s)", strings.TrimPrefix(d.Stage, "sink."), p.sinkList())
+		}
+		return s.runner.Retry(ctx, d)
+	}
+	return fmt.Errorf("no stage %q here", d.Stage)
+}
