@@ -85,8 +85,18 @@ func process(cmd *cobra.Command, e *env, cfg Config, st stages, body func(ctx co
 	log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
 	defer func() { _ = log.Sync() }()
 	obs := newObserver()
+	if err := withDefaultSinks(cfg).Validate(e.sinks); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err) // before anything is created
+	}
+	ln, err := obs.listen(cfg.HTTP)
+	if err != nil {
+		return err
+	}
 	p, err := newPipeline(ctx, cfg, st, e.sinks, e.getenv, log, obs)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	defer p.close()
@@ -95,7 +105,7 @@ func process(cmd *cobra.Command, e *env, cfg Config, st stages, body func(ctx co
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := obs.serve(hctx, cfg.HTTP, log, e.httpAddr); err != nil {
+		if err := obs.serve(hctx, ln, log, e.httpAddr); err != nil {
 			log.Error("http endpoint stopped", zap.Error(err))
 		}
 	}()

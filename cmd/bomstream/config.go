@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/schemas"
@@ -83,21 +79,6 @@ func defaultConfig() Config {
 // defaultSinks is used when no sink is configured.
 func defaultSinks() []SinkConfig {
 	return []SinkConfig{{Name: "file", Type: "file", Config: map[string]any{"dir": "boms"}}}
-}
-
-// loadConfigFile merges a YAML file over c; unknown keys are errors that name
-// the line.
-func loadConfigFile(c *Config, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
 }
 
 // applyEnv reads the BOMSTREAM_* variables the environment sets.

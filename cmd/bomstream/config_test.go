@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,5 +205,59 @@ func TestConfigRulesOverrideArguments(t *testing.T) {
 	cfg.Collector.ArgAllow = []string{"--my-model", "--my-port"}
 	if err := cfg.Validate(nil); err != nil {
 		t.Fatalf("with argAllow: %v", err)
+	}
+}
+
+// Friction (issue "The store survives its users"): configuration errors
+// name the configuration path and line, all of it is checked before anything
+// is created, and a busy HTTP address fails the start at once.
+func TestConfigErrorsNameThePath(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	conf := filepath.Join(dir, "bomstream.yaml")
+	writeFile(t, conf, `streem: {dataDir: x}
+stream:
+  replicas: three
+sinks:
+- name: a
+  type: file
+  config: {dri: boms, fsync: sometimes}
+`)
+	c := newCLI(t)
+	r := c.run("run", "--config", conf, "--manifests", examplesDir, "--once", "--data-dir", data)
+	if r.err == nil {
+		t.Fatal("a broken configuration was accepted")
+	}
+	for _, want := range []string{"line 1: streem: unknown key (known here: ", "line 3: stream.replicas: cannot unmarshal the text `three` into int"} {
+		if !strings.Contains(r.err.Error(), want) {
+			t.Errorf("error %q does not contain %q", r.err, want)
+		}
+	}
+	if strings.Contains(r.err.Error(), "main.Config") {
+		t.Errorf("error %q names a Go type", r.err)
+	}
+	writeFile(t, conf, `sinks:
+- name: a
+  type: file
+  config: {dri: boms}
+`)
+	r = c.run("run", "--config", conf, "--manifests", examplesDir, "--once", "--data-dir", data)
+	if r.err == nil || !strings.Contains(r.err.Error(), `sinks[0].config: unknown key "dri" (known: dir, fsync)`) {
+		t.Fatalf("sink config error: %v", r.err)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("the data directory was created before the configuration was checked (%v)", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r = c.run("run", "--manifests", examplesDir, "--once", "--data-dir", data, "--http-listen", ln.Addr().String())
+	if r.err == nil || !strings.Contains(r.err.Error(), "http.listen") || !strings.Contains(r.err.Error(), "address already in use") {
+		t.Fatalf("busy --http-listen: %v", r.err)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatal("the data directory was created although the HTTP address was busy")
 	}
 }

@@ -134,15 +134,24 @@ func (o *observer) readiness() (string, bool) {
 	return b.String(), ok
 }
 
-// serve runs the HTTP endpoint until ctx is done. It returns the bound address
-// through addr (useful with port 0) once listening.
-func (o *observer) serve(ctx context.Context, c HTTPConfig, log *zap.Logger, addr chan<- string) error {
+// listen binds the HTTP endpoint's address, so that a busy or wrong address
+// fails the start at once with the OS's error; nil when there is none.
+func (o *observer) listen(c HTTPConfig) (net.Listener, error) {
 	if c.Listen == "" {
-		return nil
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return fmt.Errorf("http.listen %s: %w", c.Listen, err)
+		return nil, fmt.Errorf("http.listen %s: %w", c.Listen, err)
+	}
+	return ln, nil
+}
+
+// serve runs the HTTP endpoint on ln until ctx is done. It reports the
+// bound address through addr (useful with port 0).
+func (o *observer) serve(ctx context.Context, ln net.Listener, log *zap.Logger, addr chan<- string) error {
+	if ln == nil {
+		return nil
 	}
 	if addr != nil {
 		addr <- ln.Addr().String()

@@ -54,14 +54,7 @@ type sinkStage struct {
 // newPipeline validates cfg, opens the bus and builds the stages asked for.
 // Nothing runs until run is called.
 func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry, getenv func(string) string, log *zap.Logger, obs *observer) (*pipeline, error) {
-	if len(cfg.Sinks) == 0 {
-		cfg.Sinks = defaultSinks()
-	}
-	for i := range cfg.Sinks {
-		if cfg.Sinks[i].Name == "" {
-			cfg.Sinks[i].Name = cfg.Sinks[i].Type
-		}
-	}
+	cfg = withDefaultSinks(cfg)
 	if err := cfg.Validate(reg); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
@@ -278,4 +271,21 @@ func (p *pipeline) close() {
 	if p.bus != nil {
 		p.bus.Close()
 	}
+}
+
+// withDefaultSinks is cfg with the default sink when none is configured and
+// every sink named (by its type when unnamed).
+func withDefaultSinks(cfg Config) Config {
+	if len(cfg.Sinks) == 0 {
+		cfg.Sinks = defaultSinks()
+	}
+	out := make([]SinkConfig, len(cfg.Sinks))
+	copy(out, cfg.Sinks)
+	for i := range out {
+		if out[i].Name == "" {
+			out[i].Name = out[i].Type
+		}
+	}
+	cfg.Sinks = out
+	return cfg
 }

@@ -190,14 +190,7 @@ func sinkCheckCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(cfg.Sinks) == 0 {
-				cfg.Sinks = defaultSinks()
-			}
-			for i := range cfg.Sinks {
-				if cfg.Sinks[i].Name == "" {
-					cfg.Sinks[i].Name = cfg.Sinks[i].Type
-				}
-			}
+			cfg = withDefaultSinks(cfg)
 			if err := cfg.Validate(e.sinks); err != nil {
 				return fmt.Errorf("invalid configuration:\n%w", err)
 			}
