@@ -104,6 +104,8 @@ type Bus struct {
 	mu      sync.Mutex
 	streams map[string]jetstream.Stream // handles from the last Provision
 
+	namesKV   jetstream.KeyValue // the name index, once opened
+
 	lock      *dirLock // held while the bus owns an embedded data directory
 	ownerFile bool     // this bus wrote owner.json
 	viaOwner  bool     // connected through another process's owner.json

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -66,6 +67,11 @@ func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq
 			return 0, false, fmt.Errorf("publish change %s: %w", w, err)
 		case ack.Duplicate:
 			continue // our msg id was taken by another writer (or our own retry): decide again
+		}
+		if lastSeq == 0 {
+			if err := b.indexName(ctx, ev); err != nil {
+				return ack.Sequence, true, fmt.Errorf("publish change %s: %w", w, err)
+			}
 		}
 		return ack.Sequence, true, nil
 	}
@@ -178,7 +184,7 @@ func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResul
 		f jetstream.PubAckFuture
 	}
 	var window []pending
-	var retry []int
+	var retry, fresh []int
 	settle := func(p pending) {
 		select {
 		case ack := <-p.f.Ok():
@@ -187,6 +193,9 @@ func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResul
 				return
 			}
 			out[p.i] = AppendResult{Seq: ack.Sequence, Published: true}
+			if appends[p.i].LastSeq == 0 {
+				fresh = append(fresh, p.i)
+			}
 		case err := <-p.f.Err():
 			if !isWrongLastSeq(err) {
 				w := appends[p.i].Event.Data.Workload
@@ -242,5 +251,40 @@ func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResul
 		seq, pub, err := b.PublishChange(ctx, appends[i].Event)
 		out[i] = AppendResult{Seq: seq, Published: pub, Err: err}
 	}
+	if err := b.indexNames(ctx, appends, fresh); err != nil {
+		for _, i := range fresh {
+			out[i].Err = err
+		}
+	}
 	return out
+}
+
+// indexNames records in the name index the workloads of appends[i] for i
+// in fresh (their first event), with publishes that do not wait one by one.
+func (b *Bus) indexNames(ctx context.Context, appends []Append, fresh []int) error {
+	if len(fresh) == 0 {
+		return nil
+	}
+	if _, err := b.names(ctx); err != nil {
+		return err
+	}
+	var futures []jetstream.PubAckFuture
+	for _, i := range fresh {
+		ev := appends[i].Event
+		f, err := b.js.PublishAsync("$KV."+namesBucket+"."+nameKey(ev.Data.Workload), []byte(ev.Time.UTC().Format(time.RFC3339Nano)))
+		if err != nil {
+			return fmt.Errorf("name index: %w", err)
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("name index: %w", err)
+		case <-ctx.Done():
+			return fmt.Errorf("name index: %w", ctx.Err())
+		}
+	}
+	return nil
 }

@@ -3,10 +3,12 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -252,5 +254,43 @@ func TestAppendChanges(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("%s history %v, want %v", uid, got, want)
 		}
+	}
+}
+
+// The name index finds a workload without reading every workload, for both
+// writers (PublishChange and AppendChanges), in any case of the kind, and
+// the newest incarnation of a name deleted and re-created.
+func TestFindWorkloadUsesTheNameIndex(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	first := testWorkload("u-first")
+	first.Name = "chat"
+	if _, _, err := b.PublishChange(ctx, observed(t, first, "img:1")); err != nil {
+		t.Fatal(err)
+	}
+	var appends []Append
+	for i := range 20 {
+		appends = append(appends, Append{Event: observed(t, testWorkload(fmt.Sprint("other-", i)), "img:1")})
+	}
+	again := first
+	again.UID = "u-second"
+	ev := observed(t, again, "img:2")
+	ev.Time = ev.Time.Add(time.Hour)
+	appends = append(appends, Append{Event: ev})
+	for _, r := range b.AppendChanges(ctx, appends) {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	uids, err := b.WorkloadUIDs(ctx, "dev", "ml", "deployment", "chat")
+	if err != nil || strings.Join(uids, ",") != "u-first,u-second" {
+		t.Fatalf("uids %v, %v", uids, err)
+	}
+	w, err := b.FindWorkload(ctx, "dev", "ml", "DEPLOYMENT", "chat")
+	if err != nil || w.UID != "u-second" {
+		t.Fatalf("found %+v, %v", w, err)
+	}
+	if _, err := b.FindWorkload(ctx, "dev", "ml", "Deployment", "nope"); !errors.Is(err, ErrNoWorkload) {
+		t.Fatalf("unknown name: %v", err)
 	}
 }

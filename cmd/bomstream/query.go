@@ -33,32 +33,18 @@ type bomVersion struct {
 	Body      []byte
 }
 
-// findWorkload resolves NAMESPACE/KIND/NAME to the workload's identity from its
-// latest event on CHANGES (subjects carry uids, not names).
+// findWorkload resolves NAMESPACE/KIND/NAME to the workload's identity
+// (subjects carry uids, not names) through the stream's name index.
 func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (schemas.Workload, error) {
 	ns, kind, name, err := schemas.ParseKey(key)
 	if err != nil {
 		return schemas.Workload{}, err
 	}
-	var found []schemas.Workload
-	err = bus.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
-		w := ev.Data.Workload
-		if w.Namespace == ns && strings.EqualFold(w.Kind, kind) && w.Name == name {
-			found = append(found, w)
-		}
-		return nil
-	})
-	if err != nil {
-		return schemas.Workload{}, err
+	w, err := bus.FindWorkload(ctx, cluster, ns, kind, name)
+	if errors.Is(err, stream.ErrNoWorkload) {
+		return w, fmt.Errorf("workload %s not found in cluster %s", key, cluster)
 	}
-	switch len(found) {
-	case 0:
-		return schemas.Workload{}, fmt.Errorf("workload %s not found in cluster %s", key, cluster)
-	case 1:
-		return found[0], nil
-	}
-	// Deleted and re-created objects have several uids: the newest wins.
-	return found[len(found)-1], nil
+	return w, err
 }
 
 // history lists every BOM version and tombstone of a workload, oldest first.
