@@ -46,7 +46,10 @@ type Config struct {
 
 	// Replicas of every stream and ledger (1 embedded, 3 in a cluster).
 	Replicas int `json:"replicas" yaml:"replicas"`
-	// MaxAge and MaxBytes limit each stream; zero keeps full history.
+	// MaxAge limits how long history is kept; zero keeps it all. BOMS and
+	// DLQ age out on the server; CHANGES is trimmed by EnforceRetention,
+	// which never removes a workload's last event. MaxBytes limits BOMS and
+	// DLQ only (a size limit cannot spare the last events).
 	MaxAge   time.Duration `json:"maxAge" yaml:"maxAge"`
 	MaxBytes int64         `json:"maxBytes" yaml:"maxBytes"`
 }
@@ -104,7 +107,7 @@ type Bus struct {
 	mu      sync.Mutex
 	streams map[string]jetstream.Stream // handles from the last Provision
 
-	namesKV   jetstream.KeyValue // the name index, once opened
+	namesKV jetstream.KeyValue // the name index, once opened
 
 	lock      *dirLock // held while the bus owns an embedded data directory
 	ownerFile bool     // this bus wrote owner.json
@@ -388,6 +391,12 @@ func (b *Bus) Provision(ctx context.Context) error {
 		sc.Replicas = b.cfg.replicas()
 		sc.MaxAge = b.cfg.MaxAge
 		sc.MaxBytes = b.cfg.MaxBytes
+		if sc.Name == schemas.StreamChanges {
+			// The server would age out a workload's last event too, and with
+			// it the state deletions are computed from: CHANGES is trimmed
+			// by EnforceRetention instead, which keeps every last event.
+			sc.MaxAge, sc.MaxBytes = 0, 0
+		}
 		if sc.MaxBytes == 0 {
 			sc.MaxBytes = -1
 		}

@@ -294,3 +294,39 @@ func TestFindWorkloadUsesTheNameIndex(t *testing.T) {
 		t.Fatalf("unknown name: %v", err)
 	}
 }
+
+// A retention limit on CHANGES never ages out a workload's last event.
+func TestRetentionKeepsEveryLastEvent(t *testing.T) {
+	b := openEmbedded(t, Config{MaxAge: 1500 * time.Millisecond})
+	ctx := testContext(t)
+	w1, w2, w3 := testWorkload("r1"), testWorkload("r2"), testWorkload("r3")
+	for _, ev := range []schemas.WorkloadChange{observed(t, w1, "a:1"), observed(t, w1, "a:2"), observed(t, w2, "b:1")} {
+		if _, _, err := b.PublishChange(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second) // older than MaxAge now
+	if _, _, err := b.PublishChange(ctx, observed(t, w1, "a:3")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.PublishChange(ctx, observed(t, w3, "c:1")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.EnforceRetention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 { // w1's a:1 and a:2; w2's only (old) event stays
+		t.Fatalf("removed %d messages, want 2", n)
+	}
+	latest := map[string]string{}
+	if err := b.LatestChanges(ctx, "dev", func(ev schemas.WorkloadChange, _ uint64) error {
+		latest[ev.Data.Workload.UID] = ev.Data.Inputs.Components[0].Containers[0].Image
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if latest["r1"] != "a:3" || latest["r2"] != "b:1" || latest["r3"] != "c:1" {
+		t.Fatalf("last events after retention: %v", latest)
+	}
+}

@@ -171,6 +171,8 @@ func (p *pipeline) run(ctx context.Context) error {
 	}
 	if p.svc != nil {
 		start("transformer", p.svc.Run, p.svc.Health)
+		wg.Add(1)
+		go func() { defer wg.Done(); p.bus.KeepRetention(ctx) }() // CHANGES keeps every last event
 	}
 	for _, s := range p.sinks {
 		start("sink "+s.cfg.Name, s.runner.Run, s.runner.Health)
