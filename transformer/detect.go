@@ -321,7 +321,7 @@ func srcLocator(ct *schemas.Container, src int) string {
 func (r *rules) detect(in *schemas.Inputs, sc *scratch) *detection {
 	d := &sc.det
 	d.purpose, d.sc = r.kindPurpose[in.Workload.Kind], sc
-	digests := digestIndex(in.Digests)
+	digests := digestIndex(in.Digests, func(ref string) *parsedImage { return r.cache.parse(r, ref) })
 
 	// Workload-level claims: the kind and workload fields.
 	wl := &sc.wl
@@ -679,7 +679,7 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 // args-only patterns (for the first invocation of an args-only container whose
 // image is the engine's) and takes positional models.
 func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, argsOnly bool, models *[]modelClaim) {
-	head, src := invocationHead(inv)
+	head, src := invocationHead(inv, r.headWords)
 	if head == "" {
 		return
 	}
@@ -715,9 +715,17 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, args
 }
 
 // invocationHead is the program and its first words joined by spaces, at most
-// 512 bytes: launch patterns only look at the start.
-func invocationHead(inv *Invocation) (string, int) {
-	const maxHead, maxWords = 512, 8
+// 512 bytes and, when words > 0, at most that many words with the program:
+// launch patterns only look at the start.
+func invocationHead(inv *Invocation, words int) (string, int) {
+	const maxHead = 512
+	maxWords := 8
+	if words > 0 {
+		maxWords = words
+		if inv.Program != "" {
+			maxWords--
+		}
+	}
 	src := 0
 	if inv.Program != "" {
 		src = inv.ProgramSrc
@@ -725,7 +733,7 @@ func invocationHead(inv *Invocation) (string, int) {
 		src = inv.Words[0].Src
 	}
 	// Size first, so that the head is built in one allocation.
-	n, words := len(inv.Program), 0
+	n, taken := len(inv.Program), 0
 	for i, w := range inv.Words {
 		if i >= maxWords || n >= maxHead {
 			break
@@ -734,7 +742,7 @@ func invocationHead(inv *Invocation) (string, int) {
 			n++
 		}
 		n += min(len(w.Text), maxHead)
-		words++
+		taken++
 	}
 	if n == 0 {
 		return "", src
@@ -742,7 +750,7 @@ func invocationHead(inv *Invocation) (string, int) {
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteString(inv.Program)
-	for _, w := range inv.Words[:words] {
+	for _, w := range inv.Words[:taken] {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
@@ -987,7 +995,7 @@ func (h *runtimeHit) bestVersion() (versionClaim, []string) {
 	return best, others
 }
 
-func digestIndex(ds []schemas.ImageDigest) map[string][]string {
+func digestIndex(ds []schemas.ImageDigest, parse func(string) *parsedImage) map[string][]string {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -1001,8 +1009,8 @@ func digestIndex(ds []schemas.ImageDigest) map[string][]string {
 			continue
 		}
 		m[d.Image] = append(m[d.Image], dg)
-		if img, err := ParseImage(d.Image); err == nil && img.String() != d.Image {
-			m[img.String()] = append(m[img.String()], dg)
+		if p := parse(d.Image); p.ok && p.str != d.Image {
+			m[p.str] = append(m[p.str], dg)
 		}
 	}
 	return m

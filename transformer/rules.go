@@ -303,7 +303,11 @@ type roleRule struct {
 }
 
 type rules struct {
-	runtimes         []*runtimeRule
+	runtimes []*runtimeRule
+	// headWords is how many words of a command line the launch patterns can
+	// look at (0: any number); the match cache keys on that many, so that
+	// "vllm serve" with a thousand different models is one entry.
+	headWords        int
 	byName           map[string]*runtimeRule
 	kindPurpose      map[string]string
 	notRuntimes      []notRuntime
@@ -537,6 +541,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 			}
 		}
 	}
+	r.headWords = headWords(r.runtimes)
 	return r, nil
 }
 
@@ -550,4 +555,25 @@ func (r *rules) ignoredModel(v string) bool {
 		}
 	}
 	return false
+}
+
+// headWords is how many words of a command line the launch patterns can
+// match: one more than the most literal spaces in a pattern, plus one for
+// the "( |$)" that ends them. A pattern that could match across any number
+// of words (\s, a dot repeated, a negated class) makes it 0: no bound.
+func headWords(rts []*runtimeRule) int {
+	most := 0
+	for _, rt := range rts {
+		for _, ps := range [][]pattern{rt.commands, rt.argsOnly} {
+			for _, p := range ps {
+				src := p.re.String()
+				if strings.Contains(src, `\s`) || strings.Contains(src, ".*") || strings.Contains(src, ".+") ||
+					strings.Contains(src, "[^") || strings.Contains(src, `\W`) || strings.Contains(src, "{") {
+					return 0
+				}
+				most = max(most, strings.Count(src, " ")+1)
+			}
+		}
+	}
+	return most + 1
 }
