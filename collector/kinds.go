@@ -30,7 +30,9 @@ func (k Kind) String() string {
 }
 
 // ReadsVersion reports whether the profile reads version v.
-func (k Kind) ReadsVersion(v string) bool { return len(k.Versions) == 0 || slices.Contains(k.Versions, v) }
+func (k Kind) ReadsVersion(v string) bool {
+	return len(k.Versions) == 0 || slices.Contains(k.Versions, v)
+}
 
 // Kinds lists every profile that is a workload or an owner, sorted by group
 // and kind: the kinds a cluster watch needs to see. Kinds that are neither

@@ -65,8 +65,8 @@ func TestDigests(t *testing.T) {
 	rep := []PodImage{
 		{Container: "vllm", Image: "vllm/vllm-openai:v1", ImageID: "docker.io/vllm/vllm-openai@" + h('a')},
 		{Container: "vllm", Image: "vllm/vllm-openai:v1", ImageID: "docker.io/vllm/vllm-openai@" + h('a')}, // a second pod
-		{Container: "side", Image: "busybox:1", ImageID: ""},                                            // not started yet
-		{Container: "istio", Image: "istio/proxy:1", ImageID: "istio/proxy@" + h('c')},                 // injected
+		{Container: "side", Image: "busybox:1", ImageID: ""},                                               // not started yet
+		{Container: "istio", Image: "istio/proxy:1", ImageID: "istio/proxy@" + h('c')},                     // injected
 	}
 	got := Digests(in, rep, nil)
 	want := "[{istio/proxy:1 " + h('c') + " } {vllm/vllm-openai:v1 " + h('a') + " spec.template.spec.containers[0]}]"
