@@ -228,22 +228,23 @@ func (r *Reconciler) Sync(ctx context.Context, desired []schemas.WorkloadChange,
 		}()
 	}
 	wg.Wait()
-	var gone []schemas.Workload
+	var gone []string
 	for _, w := range r.Owned() {
-		if !present[w.UID] && (visible == nil || visible(w)) {
-			gone = append(gone, w)
+		if !present[w.UID] {
+			gone = append(gone, w.UID)
 		}
 	}
-	tres, err := r.Remove(ctx, gone, now)
+	tres, err := r.Remove(ctx, gone, visible, now)
 	res.Tombstones, res.Held = tres.Tombstones, tres.Held
 	return res, errors.Join(append(errs, err)...)
 }
 
-// Remove tombstones the given workloads, the ones this source owns and that
-// are live, as one pass: when they are more than MaxTombstoneShare of the
-// source's live workloads, it holds them (Held) unless the previous pass
-// held exactly the same set, or ConfirmTombstones is set.
-func (r *Reconciler) Remove(ctx context.Context, ws []schemas.Workload, now time.Time) (SyncResult, error) {
+// Remove tombstones the workloads of the given uids that this source owns,
+// that are live, and that visible (nil: all) can see, as one pass: when they
+// are more than MaxTombstoneShare of the source's live workloads, it holds
+// them (Held) unless the previous pass held exactly the same set, or
+// ConfirmTombstones is set.
+func (r *Reconciler) Remove(ctx context.Context, uids []string, visible func(schemas.Workload) bool, now time.Time) (SyncResult, error) {
 	r.mu.Lock()
 	live := 0
 	for _, s := range r.state {
@@ -253,10 +254,11 @@ func (r *Reconciler) Remove(ctx context.Context, ws []schemas.Workload, now time
 	}
 	var gone []schemas.Workload
 	set := map[string]bool{}
-	for _, w := range ws {
-		if s, ok := r.state[w.UID]; ok && s.source == r.cfg.Source && s.typ != schemas.TypeDeleted && !set[w.UID] {
+	for _, uid := range uids {
+		s, ok := r.state[uid]
+		if ok && s.source == r.cfg.Source && s.typ != schemas.TypeDeleted && !set[uid] && (visible == nil || visible(s.w)) {
 			gone = append(gone, s.w)
-			set[w.UID] = true
+			set[uid] = true
 		}
 	}
 	prev := r.wait
