@@ -214,7 +214,7 @@ func controller(apiVersion, kind, name string, uid types.UID) []metav1.OwnerRefe
 func podTemplate(app, image string, args ...string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: image, Args: args}}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: image, Args: args}}},
 	}
 }
 
