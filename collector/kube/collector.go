@@ -354,6 +354,7 @@ func (s *session) requestDiscovery() {
 // match: a CRD that appeared is watched, one that went away is not.
 func (s *session) rediscover(ctx context.Context) {
 	found, err := resolve(s.disco, s.c.kinds)
+	s.c.log.Debug("discovery", zap.Int("kinds", len(found)), zap.Error(err))
 	if err != nil {
 		s.c.log.Warn("discovery", zap.Error(err))
 		if found == nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -104,5 +103,4 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 	if strings.Contains(evs[0].Source, "manifests") || evs[0].Source != "bomstream/cluster/"+h.cluster {
 		t.Errorf("source = %q", evs[0].Source)
 	}
-	_ = types.UID("")
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,7 +143,13 @@ func (s *session) startCRDWatch(ctx context.Context) {
 		ready := synced
 		mu.Unlock()
 		if ready {
+			// Discovery follows CRDs with a lag (a CRD is served a moment
+			// after it is established, and stops being served a moment after
+			// it is gone): look now and again a little later.
 			s.requestDiscovery()
+			for _, d := range []time.Duration{time.Second, 3 * time.Second, 10 * time.Second} {
+				time.AfterFunc(d, s.requestDiscovery)
+			}
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
