@@ -167,6 +167,13 @@ func (c *Collector) lead(ctx context.Context) error {
 	res, err := c.rec.Sync(ctx, events, s.visible, time.Now())
 	c.log.Info("cluster reconciled", zap.Int("workloads", res.Workloads), zap.Int("published", res.Published),
 		zap.Int("tombstones", res.Tombstones), zap.Int("held", res.Held), zap.Error(err))
+	if err != nil {
+		// Whatever failed is retried by the workers; what succeeded is a
+		// no-op for them.
+		for _, ev := range events {
+			s.enqueue(ev.Data.Workload.UID)
+		}
+	}
 	s.live(ctx)
 	return nil
 }

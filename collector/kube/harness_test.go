@@ -311,7 +311,7 @@ func keys(evs []schemas.WorkloadChange) string {
 }
 
 func testCore(t *testing.T) zapcore.Core {
-	return zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(testWriter{t}), zapcore.DebugLevel)
+	return zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.AddSync(testWriter{t}), zapcore.InfoLevel)
 }
 
 type testWriter struct{ t *testing.T }

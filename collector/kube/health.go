@@ -28,6 +28,7 @@ type health struct {
 
 type kindHealth struct {
 	listErr, probeErr error
+	logged            map[string]string // verb -> error last logged
 }
 
 func newHealth(log *zap.Logger) *health {
@@ -79,12 +80,20 @@ func (h *health) request(kind, verb, resource, group, namespace string, err erro
 		prev := k.listErr
 		k.listErr = err
 		if err == nil {
+			if prev != nil {
+				k.logged = nil
+				h.log.Info("watch recovered", zap.String("kind", kind), zap.String("verb", verb))
+			}
 			return prev != nil
 		}
 		h.errors.WithLabelValues(kind).Inc()
-		if prev != nil && prev.Error() == err.Error() {
-			return false
+		if k.logged == nil {
+			k.logged = map[string]string{}
 		}
+		if k.logged[verb] == err.Error() {
+			return false // logged once; the informer retries with backoff
+		}
+		k.logged[verb] = err.Error()
 		fields := []zap.Field{zap.String("kind", kind), zap.String("verb", verb), zap.String("resource", resource),
 			zap.String("group", group), zap.String("namespace", orAll(namespace)), zap.Error(err)}
 		if apierrors.IsForbidden(err) {

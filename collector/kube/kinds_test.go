@@ -136,7 +136,7 @@ spec:
 	rep := int32(1)
 	dep, err := h.env.Client.AppsV1().Deployments(ns).Create(h.ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "llama-planner", OwnerReferences: ownedBy(dcd)},
-		Spec: appsv1.DeploymentSpec{Replicas: &rep, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "llama"}}, Template: tmpl},
+		Spec:       appsv1.DeploymentSpec{Replicas: &rep, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "llama"}}, Template: tmpl},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -224,11 +224,8 @@ func (s *session) listWatch(r resource, namespace string) (cache.ListerWatcher, 
 				o.TimeoutSeconds = &t
 			}
 			w, err := watchFn(ctx, o)
-			verb := "watch"
-			if o.SendInitialEvents != nil && *o.SendInitialEvents {
-				verb = "list" // a streaming list is a watch on the wire
-			}
-			s.c.health.request(label, verb, r.gvr.Resource, r.gvr.Group, namespace, err)
+			// A streaming list is a watch on the wire, authorized as watch.
+			s.c.health.request(label, "watch", r.gvr.Resource, r.gvr.Group, namespace, err)
 			return w, err
 		},
 	}, example
