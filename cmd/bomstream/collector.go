@@ -7,13 +7,17 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
+	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/collector/kube"
+	"github.com/bomstream/bomstream/stream"
 )
 
 // kubeFlags are the cluster-source flags of `collector` and `run`. A flag
@@ -83,20 +87,54 @@ only object it writes.`,
 			if !cmd.Flags().Changed("cluster") && e.getenv("BOMSTREAM_CLUSTER") == "" && cfg.Cluster == defaultConfig().Cluster {
 				return fmt.Errorf("--cluster is required: it names this cluster in every workload identity")
 			}
-			return process(cmd, e, cfg, stages{source: true}, func(ctx context.Context, p *pipeline) error {
-				col, err := newKubeCollector(p, cfg)
-				if err != nil {
-					return err
-				}
-				p.obs.ready.Store(true)
-				defer p.obs.ready.Store(false)
-				return col.Run(ctx)
-			})
+			return runCollector(cmd, e, cfg)
 		},
 	}
 	c.bind(cmd.Flags())
 	k.bind(cmd.Flags())
 	return cmd
+}
+
+// runCollector is the collector process: logging, the HTTP endpoint, the
+// stream and the normalizer, and nothing of the transformer or the sinks, so
+// that it stays small.
+func runCollector(cmd *cobra.Command, e *env, cfg Config) error {
+	ctx := cmd.Context()
+	log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
+	defer func() { _ = log.Sync() }()
+	if err := cfg.Validate(e.sinks); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	norm, err := collector.NewNormalizer(cfg.normalizerConfig())
+	if err != nil {
+		return err
+	}
+	obs := newObserver()
+	bus, err := stream.Open(ctx, cfg.Stream, log.Named("stream"))
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	p := &pipeline{cfg: cfg, log: log, obs: obs, bus: bus, norm: norm}
+	col, err := newKubeCollector(p, cfg)
+	if err != nil {
+		return err
+	}
+	hctx, stopHTTP := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := obs.serve(hctx, cfg.HTTP, log, e.httpAddr); err != nil {
+			log.Error("http endpoint stopped", zap.Error(err))
+		}
+	}()
+	obs.ready.Store(true)
+	err = col.Run(ctx)
+	obs.ready.Store(false)
+	stopHTTP()
+	wg.Wait()
+	return err
 }
 
 func newKubeCollector(p *pipeline, cfg Config) (*kube.Collector, error) {

@@ -137,14 +137,23 @@ func containsSlash(s string) bool {
 type kindWatch struct {
 	res       resource
 	informers []cache.SharedIndexInformer
+	// handlers are the event handler registrations: synced once the
+	// handlers have seen every object of the first list, not only the cache.
+	handlers []cache.ResourceEventHandlerRegistration
 	cancel    context.CancelFunc
 	done      chan struct{}
 }
 
-// synced reports whether every informer has listed once.
+// synced reports whether every informer has listed once and its handlers
+// have seen what it listed.
 func (w *kindWatch) synced() bool {
 	for _, inf := range w.informers {
 		if !inf.HasSynced() {
+			return false
+		}
+	}
+	for _, h := range w.handlers {
+		if !h.HasSynced() {
 			return false
 		}
 	}
@@ -257,12 +266,15 @@ func (s *session) startWatch(ctx context.Context, r resource) *kindWatch {
 			}
 			s.c.log.Debug("watch ended", zap.String("kind", label), zap.Error(err))
 		})
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { s.upsert(obj) },
 			UpdateFunc: func(_, obj any) { s.upsert(obj) },
 			DeleteFunc: func(obj any) { s.remove(obj) },
-		}); err != nil {
+		})
+		if err != nil {
 			s.c.log.Error("informer handler", zap.String("kind", label), zap.Error(err))
+		} else {
+			w.handlers = append(w.handlers, reg)
 		}
 		w.informers = append(w.informers, inf)
 	}
