@@ -140,8 +140,8 @@ type kindWatch struct {
 	// handlers are the event handler registrations: synced once the
 	// handlers have seen every object of the first list, not only the cache.
 	handlers []cache.ResourceEventHandlerRegistration
-	cancel    context.CancelFunc
-	done      chan struct{}
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // synced reports whether every informer has listed once and its handlers
