@@ -255,7 +255,7 @@ func (s *session) start(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	s.c.health.onHealthy = func(string) { s.requestPass() }
+	s.c.health.setOnHealthy(func(string) { s.requestPass() })
 	if err := s.startScope(ctx); err != nil {
 		return err
 	}

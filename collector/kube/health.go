@@ -55,6 +55,13 @@ func (h *health) register(reg prometheus.Registerer) error {
 	return nil
 }
 
+// setOnHealthy sets the callback for kinds that recover.
+func (h *health) setOnHealthy(f func(kind string)) {
+	h.mu.Lock()
+	h.onHealthy = f
+	h.mu.Unlock()
+}
+
 // watched adds a kind, healthy until proven otherwise.
 func (h *health) watched(kind string) {
 	h.mu.Lock()
