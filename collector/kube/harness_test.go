@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/kube"
@@ -31,6 +33,10 @@ import (
 var testEnv *kubetest.Env
 
 func TestMain(m *testing.M) {
+	// client-go's own log lines (leader election, reflectors) would drown
+	// the collector's; the tests read those through zap.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	dir, err := kubetest.Assets()
 	if err != nil {
 		if os.Getenv("CI") == "true" {

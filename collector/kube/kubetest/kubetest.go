@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -109,6 +111,7 @@ func Start(t testing.TB) *Env {
 
 // StartIn starts an API server from the binaries in dir (for TestMain).
 func StartIn(dir string) (*Env, error) {
+	ctrllog.SetLogger(logr.Discard())
 	te := &envtest.Environment{
 		BinaryAssetsDirectory:    dir,
 		ControlPlaneStartTimeout: 2 * time.Minute,
