@@ -38,6 +38,10 @@ type ReconcilerConfig struct {
 	Source string
 	// Cluster is the cluster whose workloads are reconciled. Required.
 	Cluster string
+	// Claims are earlier names of this source: workloads whose last event
+	// carries one are owned too (the manifest source was "bomstream/manifests"
+	// for every directory before sources had instances).
+	Claims []string
 	// MaxTombstoneShare is the largest share of the source's live workloads
 	// one pass may tombstone without confirmation (default 0.5). A pass that
 	// would tombstone more is held, with a warning and the metric
@@ -129,6 +133,10 @@ func NewReconciler(cfg ReconcilerConfig, p Publisher, log *zap.Logger, reg prome
 	return r, nil
 }
 
+func (r *Reconciler) owns(source string) bool {
+	return source == r.cfg.Source || slices.Contains(r.cfg.Claims, source)
+}
+
 // Source is the source instance this reconciler writes as.
 func (r *Reconciler) Source() string { return r.cfg.Source }
 
@@ -161,7 +169,7 @@ func (r *Reconciler) Owned() []schemas.Workload {
 	defer r.mu.Unlock()
 	var out []schemas.Workload
 	for _, s := range r.state {
-		if s.source == r.cfg.Source && s.typ != schemas.TypeDeleted {
+		if r.owns(s.source) && s.typ != schemas.TypeDeleted {
 			out = append(out, s.w)
 		}
 	}
@@ -248,7 +256,7 @@ func (r *Reconciler) Remove(ctx context.Context, uids []string, visible func(sch
 	r.mu.Lock()
 	live := 0
 	for _, s := range r.state {
-		if s.source == r.cfg.Source && s.typ != schemas.TypeDeleted {
+		if r.owns(s.source) && s.typ != schemas.TypeDeleted {
 			live++
 		}
 	}
@@ -256,7 +264,7 @@ func (r *Reconciler) Remove(ctx context.Context, uids []string, visible func(sch
 	set := map[string]bool{}
 	for _, uid := range uids {
 		s, ok := r.state[uid]
-		if ok && s.source == r.cfg.Source && s.typ != schemas.TypeDeleted && !set[uid] && (visible == nil || visible(s.w)) {
+		if ok && r.owns(s.source) && s.typ != schemas.TypeDeleted && !set[uid] && (visible == nil || visible(s.w)) {
 			gone = append(gone, s.w)
 			set[uid] = true
 		}

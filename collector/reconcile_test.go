@@ -170,3 +170,25 @@ func findGauge(t *testing.T, reg *prometheus.Registry) prometheus.Collector {
 	t.Fatal("bomstream_tombstones_held not registered")
 	return nil
 }
+
+// A source owns the workloads written under its earlier names (Claims).
+func TestReconcileClaims(t *testing.T) {
+	ctx := context.Background()
+	bus := openBus(t)
+	old := newReconciler(t, bus, "bomstream/manifests", 1, nil)
+	now := time.Unix(100, 0)
+	if _, err := old.Sync(ctx, events(t, "x1", "x2"), nil, now); err != nil {
+		t.Fatal(err)
+	}
+	r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "bomstream/manifests/dir", Cluster: "c", Claims: []string{"bomstream/manifests"}, MaxTombstoneShare: 1}, bus, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Load(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Sync(ctx, events(t, "x1"), nil, now)
+	if err != nil || res.Published != 0 || res.Tombstones != 1 {
+		t.Fatalf("pass = %+v, %v; want x2 tombstoned and x1 left alone", res, err)
+	}
+}

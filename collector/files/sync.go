@@ -92,7 +92,7 @@ func (w *Watcher) reconciler() (*collector.Reconciler, error) {
 		src = SourceFor(w.Dir)
 	}
 	r, err := collector.NewReconciler(collector.ReconcilerConfig{
-		Source: src, Cluster: w.Cluster,
+		Source: src, Cluster: w.Cluster, Claims: []string{Source},
 		MaxTombstoneShare: w.MaxTombstoneShare, ConfirmTombstones: w.ConfirmTombstones,
 	}, w.Publisher, w.Log, w.Registerer)
 	if err != nil {
