@@ -12,10 +12,18 @@
 //	                         when the input hash of the workload changed
 //
 // Manifests are read by collector/manifest (files, lines, `kind: List`) and
-// turned into events by collector/files. The watch of a live cluster (client-go
-// informers, owner resolution, image digests from pod status, leader election)
-// comes later and feeds the same Normalizer; only it fills Inputs.Owned and
-// Inputs.Digests.
+// turned into events by collector/files. The watch of a live cluster is
+// collector/kube (informers driven by the kind profiles, leader election,
+// per-kind health); it feeds the same Normalizer, and only it fills
+// Inputs.Digests, from the pods RollUp attributes to a workload (Digests).
+//
+// Both sources hand their events to a Reconciler (reconcile.go), which
+// publishes a workload only when its input hash changed and tombstones the
+// workloads that are gone. Every event names the source instance that wrote
+// it (WorkloadChange.Source), and a source tombstones only the workloads it
+// owns; a pass that would tombstone more than a share of them (default half)
+// is held until confirmed, and a workload its source cannot see (a kind that
+// failed to list) is never tombstoned.
 //
 // A workload may name other objects: a NIMService its NIMCache (profile
 // links), a pod the ConfigMaps it mounts (profile volumes), which may list

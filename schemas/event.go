@@ -58,8 +58,15 @@ func (w Workload) Key() string { return w.Namespace + "/" + w.Kind + "/" + w.Nam
 func (w Workload) String() string { return w.Cluster + "/" + w.Key() }
 
 // NewObserved builds the observation event for inputs; the hash is computed here
-// so that an event's id and its inputHash can never disagree.
+// so that an event's id and its inputHash can never disagree. The identity is
+// checked with Workload.Validate first.
 func NewObserved(source string, at time.Time, in *Inputs) (WorkloadChange, error) {
+	if in == nil {
+		return WorkloadChange{}, fmt.Errorf("event: nil inputs")
+	}
+	if err := in.Workload.Validate(); err != nil {
+		return WorkloadChange{}, fmt.Errorf("event: %w", err)
+	}
 	h, err := InputHash(in)
 	if err != nil {
 		return WorkloadChange{}, fmt.Errorf("event for %s: %w", in.Workload, err)

@@ -2,7 +2,7 @@ package schemas
 
 import (
 	"go/parser"
-	"go/token"
+	gotoken "go/token"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,7 +72,7 @@ func TestSchemasImportsOnlyTheStandardLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
+	fset := gotoken.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue

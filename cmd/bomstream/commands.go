@@ -124,6 +124,7 @@ func runCmd(e *env) *cobra.Command {
 		sinkDir   string
 		toStdout  bool
 		dryRun    bool
+		k         kubeFlags // the cluster source (collector.go)
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -133,7 +134,10 @@ With no flags it keeps its JetStream store in ./bomstream-data and writes BOMs
 as files under ./boms.
 
 With --manifests DIR it reads manifests instead of a cluster; with --once it
-syncs them, waits until every BOM is exported, prints a summary and exits.`,
+syncs them, waits until every BOM is exported, prints a summary and exits.
+With --kubeconfig FILE the cluster is the source; with --once it lists the
+cluster, publishes, drains the pipeline into the sinks, prints the same
+summary and exits: a one-command inventory of a cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, func(cfg *Config) {
@@ -146,6 +150,10 @@ syncs them, waits until every BOM is exported, prints a summary and exits.`,
 				if cmd.Flags().Changed("interval") {
 					cfg.Manifests.Interval = interval
 				}
+				k.apply(cmd, &cfg.Kubernetes)
+				if k.confirm {
+					cfg.Manifests.ConfirmTombstones = true
+				}
 				if len(cfg.Sinks) == 0 {
 					cfg.Sinks = []SinkConfig{{Name: "file", Type: "file", Config: map[string]any{"dir": sinkDir}}}
 					if toStdout {
@@ -156,14 +164,21 @@ syncs them, waits until every BOM is exported, prints a summary and exits.`,
 			if err != nil {
 				return err
 			}
-			if cfg.Manifests.Once && cfg.Manifests.Dir == "" {
-				return fmt.Errorf("--once needs --manifests DIR")
+			cluster := cmd.Flags().Changed("kubeconfig")
+			if cluster && cfg.Manifests.Dir != "" {
+				return fmt.Errorf("--kubeconfig and --manifests: give one source")
 			}
-			if cfg.Manifests.Dir == "" {
-				return fmt.Errorf("no source: give --manifests DIR (the cluster collector is not part of this build yet)")
+			if cfg.Manifests.Once && cfg.Manifests.Dir == "" && !cluster {
+				return fmt.Errorf("--once needs --manifests DIR or --kubeconfig FILE")
+			}
+			if cfg.Manifests.Dir == "" && !cluster {
+				return fmt.Errorf("no source: give --manifests DIR or --kubeconfig FILE")
 			}
 			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
+				if cluster {
+					return runCluster(ctx, p, cfg, cfg.Manifests.Once, cmd.OutOrStdout())
+				}
 				if cfg.Manifests.Once {
 					return runOnce(ctx, p, cmd.OutOrStdout())
 				}
@@ -174,11 +189,12 @@ syncs them, waits until every BOM is exported, prints a summary and exits.`,
 	c.bind(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVar(&manifests, "manifests", "", "read workloads from this directory of manifests (env BOMSTREAM_MANIFESTS)")
-	f.BoolVar(&once, "once", false, "sync the manifests once, drain the pipeline, print a summary and exit")
+	f.BoolVar(&once, "once", false, "sync the manifests (or list the cluster) once, drain the pipeline, print a summary and exit")
 	f.DurationVar(&interval, "interval", 2*time.Second, "how often to look for edited manifests")
 	f.StringVar(&sinkDir, "sink-dir", "boms", "directory of the default file sink (when no sink is configured)")
 	f.BoolVar(&toStdout, "stdout", false, "also print every BOM as a JSON line (when no sink is configured)")
 	bindDryRun(f, &dryRun)
+	k.bind(f)
 	return cmd
 }
 
@@ -270,6 +286,9 @@ func printSummary(out io.Writer, p *pipeline, res files.SyncResult, loaded files
 	_ = tw.Flush()
 	fmt.Fprintf(out, "\n%d workloads read, %d serving (one BOM each), %d notes; %d new events, %d tombstones\n",
 		res.Workloads, boms, res.Notes, res.Published, res.Tombstones)
+	if res.Held > 0 {
+		fmt.Fprintf(out, "%d tombstones held: more than the allowed share of the workloads is gone; run again to confirm, or pass --confirm-tombstones\n", res.Held)
+	}
 	for _, s := range p.sinks {
 		st := s.runner.Stats()
 		fmt.Fprintf(out, "sink %s: %d exported, %d tombstones, %d already exported, %d dead-lettered\n",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
@@ -27,6 +28,7 @@ type Config struct {
 	Stream      stream.Config     `yaml:"stream"`
 	Collector   CollectorConfig   `yaml:"collector"`
 	Manifests   ManifestsConfig   `yaml:"manifests"`
+	Kubernetes  kube.Config       `yaml:"kubernetes"` // the cluster source (kubernetes.go)
 	Transformer TransformerConfig `yaml:"transformer"`
 	Sinks       []SinkConfig      `yaml:"sinks"`
 	HTTP        HTTPConfig        `yaml:"http"`
@@ -47,6 +49,9 @@ type ManifestsConfig struct {
 	Dir      string        `yaml:"dir"`
 	Once     bool          `yaml:"once"`
 	Interval time.Duration `yaml:"interval"`
+	// ConfirmTombstones lets a pass delete more than half of the
+	// directory's workloads without waiting for a second pass.
+	ConfirmTombstones bool `yaml:"confirmTombstones"`
 }
 
 // TransformerConfig is the renderer and its stage loop.
@@ -138,6 +143,9 @@ func (c Config) Validate(reg sinks.Registry) error {
 	if err := c.rendererConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("transformer: %w", err))
 	} else if err := c.argumentsCovered(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.kubeConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Manifests.Interval < 0 {

@@ -261,6 +261,8 @@ func (p *pipeline) watcher() *files.Watcher {
 		Publisher:  p.bus,
 		Interval:   p.cfg.Manifests.Interval,
 		Log:        p.log.Named("manifests"),
+
+		ConfirmTombstones: p.cfg.Manifests.ConfirmTombstones,
 	}
 }
 

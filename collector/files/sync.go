@@ -7,28 +7,27 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
 )
 
 // Publisher is what the manifest source needs of the stream; *stream.Bus
 // satisfies it.
-type Publisher interface {
-	// PublishChange appends ev unless the workload's history already ends in
-	// the same state; published says whether it did.
-	PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq uint64, published bool, err error)
-	// LatestChanges calls fn with the current state of every workload of cluster.
-	LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error
-	// AppendChanges appends many events, each expected to follow the
-	// sequence its workload had when LatestChanges read it.
-	AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult
+type Publisher = collector.Publisher
+
+// SourceFor is the source instance of a manifest directory: the CloudEvents
+// source of its events, and so the owner of its workloads. It is the
+// directory as given, cleaned, so that a tree checked out afresh at the same
+// place keeps its workloads, and two directories never tombstone each
+// other's.
+func SourceFor(dir string) string {
+	return Source + "/" + strings.TrimPrefix(filepath.ToSlash(filepath.Clean(dir)), "/")
 }
 
 // SyncResult counts what one pass did.
@@ -36,75 +35,27 @@ type SyncResult struct {
 	Workloads  int // serving or not, every workload read
 	Published  int // new events on CHANGES
 	Tombstones int // workloads gone from the manifests
+	Held       int // tombstones held back by the reconciler's guard
 	Notes      int
 }
 
-// Sync publishes the events of loaded, then a tombstone for every workload
-// that an earlier pass read from manifests (Inputs.Source "file:...") and that
-// is no longer there. When some document could not be read (loaded.Err), no
-// tombstone is written in that pass: a typo must never delete a workload's
-// history.
-//
-// It reads the cluster's current state once, up front: a workload whose last
-// event already has the same type and input hash costs nothing more (in watch
-// mode, nearly all of them), and the same read finds the workloads that are
-// gone. Every publish still goes through PublishChange, whose conditional
-// append is what keeps concurrent writers correct.
-func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now time.Time) (SyncResult, error) {
+// Sync reads the cluster's state once (Reconciler.Load), publishes the events
+// of loaded whose state changed, then tombstones the workloads this source
+// owns that are no longer in the manifests (collector.Reconciler.Sync). When
+// some document could not be read (loaded.Err), no tombstone is written in
+// that pass: a typo must never delete a workload's history.
+func Sync(ctx context.Context, r *collector.Reconciler, loaded Loaded, now time.Time) (SyncResult, error) {
 	res := SyncResult{Workloads: len(loaded.Events), Notes: len(loaded.Notes)}
 	var errs []error
-	type state struct {
-		ev  schemas.WorkloadChange
-		seq uint64
+	if err := r.Load(ctx, nil); err != nil {
+		errs = append(errs, err) // what could be read is loaded; PublishChange checks the rest
 	}
-	last := map[string]state{}
-	if err := p.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, seq uint64) error {
-		last[ev.Data.Workload.UID] = state{ev, seq}
-		return nil
-	}); err != nil {
-		errs = append(errs, err) // what could be read is in last; the appends check the rest
-	}
-	present := make(map[string]bool, len(loaded.Events))
-	var appends []stream.Append
-	for _, ev := range loaded.Events {
-		present[ev.Data.Workload.UID] = true
-		prev, ok := last[ev.Data.Workload.UID]
-		if ok && prev.ev.Type == ev.Type && prev.ev.Data.InputHash == ev.Data.InputHash {
-			continue
-		}
-		appends = append(appends, stream.Append{Event: ev, LastSeq: prev.seq})
-	}
-	var failed []error
-	for _, r := range p.AppendChanges(ctx, appends) {
-		if r.Err != nil {
-			failed = append(failed, r.Err)
-		} else if r.Published {
-			res.Published++
-		}
-	}
-	if err := summarize(failed, len(appends)); err != nil {
-		errs = append(errs, err)
-	}
+	visible := func(schemas.Workload) bool { return loaded.Err == nil }
+	rr, err := r.Sync(ctx, loaded.Events, visible, now)
+	res.Published, res.Tombstones, res.Held = rr.Published, rr.Tombstones, rr.Held
+	errs = append(errs, err)
 	if loaded.Err != nil {
-		return res, errors.Join(append(errs, fmt.Errorf("tombstones skipped this pass: %w", loaded.Err))...)
-	}
-	var gone []schemas.Workload
-	for uid, st := range last {
-		ev := st.ev
-		if !present[uid] && !ev.IsTombstone() && ev.Data.Inputs != nil && strings.HasPrefix(ev.Data.Inputs.Source, "file:") {
-			gone = append(gone, ev.Data.Workload)
-		}
-	}
-	slices.SortFunc(gone, func(a, b schemas.Workload) int { return strings.Compare(a.Key(), b.Key()) })
-	for _, w := range gone {
-		_, pub, err := p.PublishChange(ctx, schemas.NewDeleted(Source, now, w))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if pub {
-			res.Tombstones++
-		}
+		errs = append(errs, fmt.Errorf("tombstones skipped this pass: %w", loaded.Err))
 	}
 	return res, errors.Join(errs...)
 }
@@ -118,14 +69,47 @@ type Watcher struct {
 	Publisher  Publisher
 	Interval   time.Duration // how often to look for edits; default 2s
 	Log        *zap.Logger
+	// Source names this source instance (default SourceFor(Dir)).
+	Source string
+	// MaxTombstoneShare and ConfirmTombstones are the reconciler's guard
+	// (collector.ReconcilerConfig).
+	MaxTombstoneShare float64
+	ConfirmTombstones bool
+	// Registerer, when set, receives the reconciler's metrics.
+	Registerer prometheus.Registerer
 	// OnSync, when set, is called after every pass that read the files.
 	OnSync func(SyncResult, Loaded)
+
+	rec *collector.Reconciler
+}
+
+func (w *Watcher) reconciler() (*collector.Reconciler, error) {
+	if w.rec != nil {
+		return w.rec, nil
+	}
+	src := w.Source
+	if src == "" {
+		src = SourceFor(w.Dir)
+	}
+	r, err := collector.NewReconciler(collector.ReconcilerConfig{
+		Source: src, Cluster: w.Cluster, Claims: []string{Source},
+		MaxTombstoneShare: w.MaxTombstoneShare, ConfirmTombstones: w.ConfirmTombstones,
+	}, w.Publisher, w.Log, w.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	w.rec = r
+	return r, nil
 }
 
 // Once reads the directory and syncs it.
 func (w *Watcher) Once(ctx context.Context) (SyncResult, Loaded, error) {
 	loaded := Load(w.Dir, w.Dir, w.Normalizer)
-	res, err := Sync(ctx, w.Publisher, w.Cluster, loaded, time.Now())
+	r, err := w.reconciler()
+	if err != nil {
+		return SyncResult{}, loaded, err
+	}
+	res, err := Sync(ctx, r, loaded, time.Now())
 	if w.OnSync != nil {
 		w.OnSync(res, loaded)
 	}
@@ -154,13 +138,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 			log.Warn("manifest directory unreadable", zap.String("dir", w.Dir), zap.Error(err))
 		case fp != last:
 			res, _, err := w.Once(ctx)
-			if err != nil {
+			switch {
+			case err != nil:
 				log.Warn("manifest sync incomplete", zap.String("dir", w.Dir), zap.Error(err))
-			} else {
+			case res.Held > 0:
+				// The guard waits for a second pass with the same result.
+			default:
 				last = fp
 			}
 			log.Info("manifests synced", zap.String("dir", w.Dir), zap.Int("workloads", res.Workloads),
-				zap.Int("published", res.Published), zap.Int("tombstones", res.Tombstones))
+				zap.Int("published", res.Published), zap.Int("tombstones", res.Tombstones), zap.Int("held", res.Held))
 		}
 		select {
 		case <-ctx.Done():
@@ -200,14 +187,4 @@ func fingerprint(dir string) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
-}
-
-// summarize makes one error of the failed publishes of a pass: all of them
-// when they are few, else the count and the first three (a stopped process
-// fails every publish of the pass with the same cause).
-func summarize(failed []error, of int) error {
-	if len(failed) <= 3 {
-		return errors.Join(failed...)
-	}
-	return fmt.Errorf("%d of %d changes not published, first: %w", len(failed), of, errors.Join(failed[:3]...))
 }

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bomstream/bomstream/sinks/registry"
+)
+
+// The example configuration's kubernetes: section loads and validates, and
+// errors in it name the field.
+func TestKubernetesConfigSection(t *testing.T) {
+	cfg, err := loadWith(t, nil, "--config", filepath.Join("..", "..", "deploy", "bomstream.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Manifests.Dir = "" // relative to the repository root
+	if err := cfg.Validate(registry.Builtin()); err != nil {
+		t.Fatalf("deploy/bomstream.yaml: %v", err)
+	}
+	k := cfg.kubeConfig()
+	if k.Cluster != cfg.Cluster || k.NamespaceSelector != "bomstream.dev/enabled=true" || k.LeaderElection.LeaseDuration != 15*time.Second || k.MaxTombstoneShare != 0.5 {
+		t.Errorf("kubernetes section = %+v", k)
+	}
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	writeFile(t, file, "kubernetes:\n  namespaceSelector: 'a in (b'\n  leaderElection: {leaseDuration: 1s, renewDeadline: 2s}\n  watchTimeout: 1m\n")
+	cfg, err = loadWith(t, nil, "--config", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate(registry.Builtin())
+	if err == nil {
+		t.Fatal("a broken kubernetes section validated")
+	}
+	for _, want := range []string{"kubernetes.namespaceSelector", "kubernetes.leaderElection", "kubernetes.watchTimeout"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s: %v", want, err)
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// object is what the collector keeps of one cluster object in place of the
+// object itself: identity, controller reference, and either the workload's
+// normalized inputs or, for a pod, the images and digests it reports. A
+// transform function builds it as the object arrives from the API server,
+// so the informer caches grow with what BOMs need (a few hundred bytes per
+// pod or ReplicaSet), not with the objects: no managedFields, no status, no
+// annotations, no spec beyond the inputs. It is never changed once built;
+// DeepCopyObject returns the same pointer.
+type object struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	owner *collector.OwnerRef
+	// inputs of an object that is a workload of its own; nil otherwise.
+	inputs *schemas.Inputs
+	// rolledUp: a known owner kind controls the object (ErrNotWorkload).
+	rolledUp bool
+	// skip says why an object of a workload kind has no inputs (a malformed
+	// object); it is logged, never tombstoned.
+	skip error
+	// metaOnly: only metadata was watched (ReplicaSets, Grove objects); a
+	// top-level one needs a GET to be normalized.
+	metaOnly bool
+	// images are a pod's containers with the imageIDs they report.
+	images []collector.PodImage
+}
+
+func (o *object) DeepCopyObject() runtime.Object { return o }
+
+func (o *object) ref() collector.Object {
+	return collector.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: string(o.UID), Owner: o.owner}
+}
+
+// slimMeta keeps the metadata the collector reads.
+func slimMeta(m metav1.Object) (metav1.ObjectMeta, *collector.OwnerRef) {
+	out := metav1.ObjectMeta{
+		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+		ResourceVersion: m.GetResourceVersion(), Generation: m.GetGeneration(),
+	}
+	var owner *collector.OwnerRef
+	for _, r := range m.GetOwnerReferences() {
+		if r.Controller != nil && *r.Controller {
+			owner = &collector.OwnerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: string(r.UID)}
+			break
+		}
+	}
+	return out, owner
+}
+
+// transformer builds objects of one watched kind.
+type transformer struct {
+	norm       *collector.Normalizer
+	apiVersion string
+	kind       collector.Kind
+}
+
+// transform is the informer's TransformFunc. It never fails: an object that
+// cannot be read is kept with its error, so that one bad object never breaks
+// the watch of its kind.
+func (t transformer) transform(in any) (any, error) {
+	switch o := in.(type) {
+	case *object:
+		return o, nil
+	case cache.DeletedFinalStateUnknown:
+		return o, nil
+	case *metav1.PartialObjectMetadata:
+		meta, owner := slimMeta(o)
+		return &object{TypeMeta: t.typeMeta(), ObjectMeta: meta, owner: owner, metaOnly: true, rolledUp: !t.kind.Workload || t.ownedByKnown(owner)}, nil
+	case *unstructured.Unstructured:
+		return t.fromMap(o, o.Object), nil
+	case *corev1.Pod:
+		return t.pod(o), nil
+	case metav1.Object:
+		ro, ok := in.(runtime.Object)
+		if !ok {
+			return in, nil
+		}
+		meta, owner := slimMeta(o)
+		if t.ownedByKnown(owner) {
+			return &object{TypeMeta: t.typeMeta(), ObjectMeta: meta, owner: owner, rolledUp: true}, nil
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
+		if err != nil {
+			return &object{TypeMeta: t.typeMeta(), ObjectMeta: meta, owner: owner, skip: fmt.Errorf("convert: %w", err)}, nil
+		}
+		return t.fromMap(o, m), nil
+	}
+	return in, nil
+}
+
+func (t transformer) typeMeta() metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: t.apiVersion, Kind: t.kind.Kind}
+}
+
+func (t transformer) ownedByKnown(owner *collector.OwnerRef) bool {
+	if owner == nil {
+		return false
+	}
+	group, _, _ := cutAPIVersion(owner.APIVersion)
+	k, ok := t.norm.KindOf(group, owner.Kind)
+	return ok && k.Owner
+}
+
+// fromMap normalizes a whole object.
+func (t transformer) fromMap(m metav1.Object, obj map[string]any) *object {
+	meta, owner := slimMeta(m)
+	o := &object{TypeMeta: t.typeMeta(), ObjectMeta: meta, owner: owner}
+	if av, _ := obj["apiVersion"].(string); av != "" {
+		o.APIVersion = av
+	} else {
+		obj["apiVersion"], obj["kind"] = t.apiVersion, t.kind.Kind
+	}
+	if !t.kind.Workload {
+		o.rolledUp = true
+		return o
+	}
+	in, err := t.norm.Normalize(obj, "cluster")
+	switch {
+	case errors.Is(err, collector.ErrNotWorkload):
+		o.rolledUp = true
+	case err != nil:
+		o.skip = err
+	default:
+		o.inputs = in
+	}
+	return o
+}
+
+// pod keeps the images and digests of a pod and, for a pod no known kind
+// controls (a workload of its own), its inputs.
+func (t transformer) pod(p *corev1.Pod) *object {
+	meta, owner := slimMeta(p)
+	o := &object{TypeMeta: t.typeMeta(), ObjectMeta: meta, owner: owner}
+	specImage := map[string]string{}
+	for _, c := range p.Spec.InitContainers {
+		specImage[c.Name] = c.Image
+	}
+	for _, c := range p.Spec.Containers {
+		specImage[c.Name] = c.Image
+	}
+	for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
+		for _, s := range list {
+			if s.ImageID == "" {
+				continue
+			}
+			img := specImage[s.Name]
+			if img == "" {
+				img = s.Image
+			}
+			o.images = append(o.images, collector.PodImage{Container: s.Name, Image: img, ImageID: s.ImageID})
+		}
+	}
+	if t.ownedByKnown(owner) {
+		o.rolledUp = true
+		return o
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		o.skip = fmt.Errorf("convert: %w", err)
+		return o
+	}
+	full := t.fromMap(p, m)
+	o.inputs, o.rolledUp, o.skip = full.inputs, full.rolledUp, full.skip
+	return o
+}
+
+func cutAPIVersion(av string) (group, version string, ok bool) {
+	for i := 0; i < len(av); i++ {
+		if av[i] == '/' {
+			return av[:i], av[i+1:], true
+		}
+	}
+	return "", av, false
+}
