@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -43,7 +44,9 @@ type SyncResult struct {
 // that an earlier pass read from manifests (Inputs.Source "file:...") and that
 // is no longer there. When some document could not be read (loaded.Err), no
 // tombstone is written in that pass: a typo must never delete a workload's
-// history.
+// history. Nor is one written for a workload last read from a file that was
+// skipped in part or whole for its size (loaded.Skipped): its state stays
+// what it was until the file can be read again.
 //
 // It reads the cluster's current state once, up front: a workload whose last
 // event already has the same type and input hash costs nothing more (in watch
@@ -91,7 +94,8 @@ func Sync(ctx context.Context, p Publisher, cluster string, loaded Loaded, now t
 	var gone []schemas.Workload
 	for uid, st := range last {
 		ev := st.ev
-		if !present[uid] && !ev.IsTombstone() && ev.Data.Inputs != nil && strings.HasPrefix(ev.Data.Inputs.Source, "file:") {
+		if !present[uid] && !ev.IsTombstone() && ev.Data.Inputs != nil && strings.HasPrefix(ev.Data.Inputs.Source, "file:") &&
+			!loaded.unread[ev.Data.Inputs.Source] {
 			gone = append(gone, ev.Data.Workload)
 		}
 	}
@@ -116,15 +120,26 @@ type Watcher struct {
 	Cluster    string
 	Normalizer *collector.Normalizer
 	Publisher  Publisher
-	Interval   time.Duration // how often to look for edits; default 2s
+	Limits     manifest.Limits // what one file may hold; zero: the defaults
+	Interval   time.Duration   // how often to look for edits; default 2s
 	Log        *zap.Logger
 	// OnSync, when set, is called after every pass that read the files.
 	OnSync func(SyncResult, Loaded)
 }
 
-// Once reads the directory and syncs it.
+// Once reads the directory and syncs it. Every file skipped is logged as a
+// warning.
 func (w *Watcher) Once(ctx context.Context) (SyncResult, Loaded, error) {
-	loaded := Load(w.Dir, w.Dir, w.Normalizer)
+	loaded := LoadWith(w.Dir, w.Dir, w.Normalizer, w.Limits)
+	if w.Log != nil {
+		for _, s := range loaded.Skipped {
+			fields := []zap.Field{zap.String("file", s.File), zap.String("reason", s.Reason)}
+			if s.Line > 0 {
+				fields = append(fields, zap.Int("line", s.Line))
+			}
+			w.Log.Warn("manifest skipped", fields...)
+		}
+	}
 	res, err := Sync(ctx, w.Publisher, w.Cluster, loaded, time.Now())
 	if w.OnSync != nil {
 		w.OnSync(res, loaded)
