@@ -85,3 +85,23 @@ func TestLimitsValidate(t *testing.T) {
 		t.Errorf("negative limits: %v", err)
 	}
 }
+
+// Aliases of one long string cannot multiply it into gigabytes: a document
+// expanding to more than 16 times its size (and 1 MiB) in strings is refused.
+func TestAliasesOfLongStrings(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	var b strings.Builder
+	b.WriteString("kind: A\nmetadata: {name: a}\ns: &s " + long + "\nl:\n")
+	for i := 0; i < 100; i++ {
+		b.WriteString("- *s\n")
+	}
+	objs, err := Parse("bomb.yaml", []byte(b.String()))
+	if len(objs) != 0 || err == nil || !strings.Contains(err.Error(), "bomb.yaml:") || !strings.Contains(err.Error(), "too many bytes") {
+		t.Errorf("objects %d, err %v", len(objs), err)
+	}
+	// A few aliases are fine.
+	objs, err = Parse("ok.yaml", []byte("kind: A\nmetadata: {name: a}\ns: &s "+long+"\nl: [*s, *s, *s]\n"))
+	if len(objs) != 1 || err != nil {
+		t.Errorf("objects %d, err %v", len(objs), err)
+	}
+}

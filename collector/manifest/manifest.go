@@ -265,7 +265,7 @@ func parseChunk(file string, c chunk, index *int) (objs []Object, err error) {
 		if isNull(root) {
 			continue
 		}
-		cv := converter{file: file, offset: c.line - 1, budget: 64*len(c.text) + 4096}
+		cv := converter{file: file, offset: c.line - 1, budget: 64*len(c.text) + 4096, bytes: 16*len(c.text) + 1<<20}
 		got, err := cv.objects(root, *index)
 		*index++
 		objs = append(objs, got...)
@@ -356,12 +356,14 @@ func isNull(n *yaml.Node) bool {
 }
 
 // converter turns yaml nodes into plain values. budget bounds the number of
-// values produced, so that aliases cannot expand a small file into an
-// enormous (or endless) tree.
+// values produced and bytes the length of their strings, so that aliases
+// cannot expand a small file into an enormous (or endless) tree, nor one long
+// string into gigabytes that every later stage would read.
 type converter struct {
 	file   string
 	offset int
 	budget int
+	bytes  int
 }
 
 func (cv *converter) line(n *yaml.Node) int { return cv.offset + n.Line }
@@ -457,6 +459,9 @@ func (cv *converter) value(n *yaml.Node, depth int) (any, error) {
 	if cv.budget < 0 {
 		return nil, cv.errorf(n, "document expands to too many values (alias expansion)")
 	}
+	if cv.bytes -= len(n.Value); cv.bytes < 0 {
+		return nil, cv.errorf(n, "document expands to too many bytes (alias expansion)")
+	}
 	if depth > maxDepth {
 		return nil, cv.errorf(n, "document nested deeper than %d levels", maxDepth)
 	}
@@ -508,6 +513,9 @@ func (cv *converter) mapping(n *yaml.Node, out map[string]any, depth int) error 
 		}
 		if _, dup := out[k.Value]; dup {
 			return cv.errorf(k, "mapping key %q already defined", k.Value)
+		}
+		if cv.bytes -= len(k.Value); cv.bytes < 0 {
+			return cv.errorf(k, "document expands to too many bytes (alias expansion)")
 		}
 		val, err := cv.value(v, depth+1)
 		if err != nil {
