@@ -29,8 +29,8 @@ spec:
         args: [--model, Qwen/Qwen3-0.6B]
 `
 
-// heapLimit is what a guarded command may hold in live heap: a reader stuck
-// on /dev/zero passes it in well under a second.
+// heapLimit is what a guarded command may hold in heap: a reader stuck on
+// /dev/zero grows without end.
 const heapLimit = 1 << 30
 
 // guarded runs one command with a watchdog. A command stuck opening a named
@@ -65,7 +65,7 @@ func guarded(t *testing.T, deadline time.Duration, what string, f func() result)
 
 // A manifest over the size limit is skipped with a note, without being
 // read: rendering the directory allocates far less than the file's size.
-// Both the default limit (16 MiB) and -max-file-bytes apply.
+// Both the default limit (16 MiB) and --max-file-bytes apply.
 func TestRenderSkipsOversizedFile(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "chat.yaml"), servingVLLM)
