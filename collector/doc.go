@@ -71,4 +71,19 @@
 // Everything is ordered: components in profile order, then list order, then
 // sorted map keys; main containers before init containers, each in manifest
 // order; fields by name and locator.
+//
+// Inputs are bounded (Config.Bounds), so that every event fits a stream
+// message and so does its BOM, whatever a manifest holds. The object is
+// redacted whole first; then, in the order above, each string is cut to
+// Bounds.Value bytes (8 KiB), each list to Bounds.Items items (256), a
+// container's command, args, env and envFrom together to Bounds.Container
+// bytes (32 KiB), and the whole workload to about Bounds.Workload bytes
+// (256 KiB), past which the rest of its containers and components are
+// dropped. Every cut leaves a mark, a Field named schemas.FieldTruncated in
+// the component (or the workload) it is in, whose value says how much was
+// kept and gives the sha256 of the whole as redacted: the same object always
+// gives the same cut, an edit past the cut still changes the input hash, a
+// rotated secret does not. What is kept is a start, so a model flag at the
+// start of a huge argument list is still found. A workload's identity is
+// never cut: a name longer than Kubernetes allows is an error.
 package collector

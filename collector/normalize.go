@@ -47,6 +47,9 @@ type Config struct {
 	// the built-in profiles.yaml). A profile with the group and kind of a
 	// built-in one replaces it.
 	ProfilesFile string
+	// Bounds caps what the Inputs of one workload hold; the zero value takes
+	// the defaults.
+	Bounds Bounds
 }
 
 // builtinEnvAllow are the env names whose literal values describe the model
@@ -101,6 +104,9 @@ func (c Config) Validate() error {
 		if l == "" || strings.ContainsAny(l, " \t\n") {
 			return fmt.Errorf("config: LabelAllow[%d] %q is not a label key", i, l)
 		}
+	}
+	if err := c.Bounds.Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }
@@ -176,7 +182,9 @@ func (e *noteError) Unwrap() error { return e.sentinel }
 // "file:<path>" and is copied to Inputs.Source. It returns an error wrapping
 // ErrNotWorkload for objects without a BOM of their own, ErrUnknownKind for
 // kinds no profile knows, and a plain error naming the object and the
-// locator for a malformed object (a map where a string belongs, ...).
+// locator for a malformed object (a map where a string belongs, a name
+// longer than Kubernetes allows, ...). The Inputs are redacted whole, then
+// cut to Config.Bounds, with a mark for each cut.
 // Owned objects and digests are left empty: only the cluster collector knows
 // them.
 func (n *Normalizer) Normalize(obj map[string]any, source string) (*schemas.Inputs, error) {
@@ -249,6 +257,9 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 		Components: []schemas.Component{},
 		Source:     source,
 	}
+	if err := checkIdentity(id, in.Workload); err != nil {
+		return nil, err
+	}
 	w := walker{n: n, id: id, root: obj, lookup: lookup, ns: ns}
 	var err error
 	if in.Fields, err = w.fields(p.fields, nil); err != nil {
@@ -268,6 +279,7 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 	}
 	sortByListIndexes(in.Components)
 	in.Digests = pinnedDigests(in.Components)
+	n.cfg.Bounds.bound(in)
 	return in, nil
 }
 

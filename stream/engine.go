@@ -299,6 +299,11 @@ func (s *durableSource) stop()      { s.it.Stop() }
 // it stops src, hands back what was not started, waits for the calls in
 // progress, and returns.
 func (e *Engine) consume(ctx context.Context, src source, limit uint64, onDone func()) error {
+	// The source failing for good (the connection closed, the consumer
+	// deleted) ends the call as a cancellation does: queued messages are
+	// handed back rather than worked on, as they could not be acked.
+	ctx, abandon := context.WithCancel(ctx)
+	defer abandon()
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	stopDrain := context.AfterFunc(ctx, func() {
@@ -331,6 +336,7 @@ func (e *Engine) consume(ctx context.Context, src source, limit uint64, onDone f
 			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
 				errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 				runErr = fmt.Errorf("consume %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
+				abandon()
 				break
 			}
 			// Missed heartbeats, a reconnect: the iterator recovers by itself.

@@ -223,6 +223,7 @@ type containerHit struct {
 	simulator  string
 	digests    strset
 	containers strset
+	truncated  []string // the collector's marks of cuts in these containers
 }
 
 // detection is everything Render found in one Inputs.
@@ -233,9 +234,14 @@ type detection struct {
 	roles      roleset
 	simulators []confOf // simulator name -> engine it imitates (in conf)
 	noImage    []string // locators of image-less containers
+	truncated  []string // the collector's marks of cuts not in a container
 	workloadM  strset   // models with no runtime: the workload depends on them
-	purpose    string
-	sc         *scratch // where hits come from
+	// listed, when not nil, holds the only models the BOM lists (it would
+	// be too large with all of them); shrunk says what was left out.
+	listed  map[string]bool
+	shrunk  []string
+	purpose string
+	sc      *scratch // where hits come from
 }
 
 // namedProof is evidence about one wrapper or engine.
@@ -332,6 +338,7 @@ func (r *rules) detect(in *schemas.Inputs, sc *scratch) *detection {
 		}
 	}
 	r.fieldClaims(wl, in.Fields, d)
+	d.truncations(in.Fields, nil, r)
 
 	for len(sc.cds) < len(in.Components) {
 		sc.cds = append(sc.cds, compDetect{})
@@ -349,6 +356,7 @@ func (r *rules) detect(in *schemas.Inputs, sc *scratch) *detection {
 			r.container(cd, &c.Containers[k], d, digests)
 		}
 		r.fieldClaims(cd, c.Fields, d)
+		d.truncations(c.Fields, c.Containers, r)
 	}
 	// Roles are known once every container of the component has been read.
 	all := d.roles[:0]
@@ -479,9 +487,8 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		d.noImage = append(d.noImage, ct.Locator)
 	} else {
 		pi := r.cache.parse(r, ct.Image)
-		key := ct.Image
+		key := imageKey(ct.Image, pi)
 		if pi.ok {
-			key = pi.str
 			x.img = pi
 		}
 		ch, found := d.containers.get(key)
@@ -638,6 +645,50 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			m.simulated = simulator
 		}
 		r.addModel(cd, d, m)
+	}
+}
+
+// isListed says whether the BOM lists the model key.
+func (d *detection) isListed(key string) bool { return d.listed == nil || d.listed[key] }
+
+// imageKey is the key of the container component of image: the image as
+// parsed, or as written when it does not parse.
+func imageKey(image string, pi *parsedImage) string {
+	if pi.ok {
+		return pi.str
+	}
+	return image
+}
+
+// truncations reads the collector's marks of what it cut
+// (schemas.FieldTruncated) among fields: a mark whose locator is in one of
+// containers goes to that container's component, any other to the
+// workload. Each becomes a bomstream:truncated property, "locator: what was
+// kept, whole sha256:...".
+func (d *detection) truncations(fields []schemas.Field, containers []schemas.Container, r *rules) {
+	for i := range fields {
+		f := &fields[i]
+		if f.Name != schemas.FieldTruncated {
+			continue
+		}
+		text := f.Value
+		if f.Locator != "" {
+			text = f.Locator + ": " + f.Value
+		}
+		var ch *containerHit
+		for k := range containers {
+			ct := &containers[k]
+			if ct.Image == "" || f.Locator != ct.Locator && !strings.HasPrefix(f.Locator, ct.Locator+".") {
+				continue
+			}
+			ch, _ = d.containers.get(imageKey(ct.Image, r.cache.parse(r, ct.Image)))
+			break
+		}
+		if ch != nil {
+			ch.truncated = append(ch.truncated, text)
+		} else {
+			d.truncated = append(d.truncated, text)
+		}
 	}
 }
 

@@ -46,6 +46,15 @@
 // wrapper depends on the engine it runs; a model no engine uses hangs off the
 // workload.
 //
+// Cuts are shown: each mark the collector left where it bounded the inputs
+// (schemas.FieldTruncated) becomes a bomstream:truncated property, "locator:
+// what was kept, whole sha256:...", on the container component when the cut
+// is in a container, else on the workload. A BOM is bounded too
+// (Config.MaxBOMBytes, 768 KiB): one that would be larger lists at most 16
+// methods and locations in each evidence and, if still too large, only the
+// models found first, saying so in bomstream:truncated properties of the
+// workload.
+//
 // Every claim carries evidence: identity methods (technique manifest-analysis,
 // the value that was seen) and occurrences whose location is the locator in
 // the source object. Confidence is declared (1.0: a kind, a field or an

@@ -26,12 +26,35 @@ type Config struct {
 	Version string
 	// RulesFile is an optional YAML file of rules merged over the built-in ones.
 	RulesFile string
+	// MaxBOMBytes bounds a BOM, so that it fits a stream message with its
+	// headers (the embedded server takes 1 MiB). A BOM that would be larger
+	// lists at most 16 methods and locations in each component's evidence,
+	// and if that is not enough, only the models found first, as many as
+	// fit; it says so in bomstream:truncated properties of the workload.
+	// Default 768 KiB.
+	MaxBOMBytes int
+}
+
+// DefaultMaxBOMBytes is the default of Config.MaxBOMBytes.
+const DefaultMaxBOMBytes = 768 << 10
+
+// minBOMBytes is the smallest MaxBOMBytes: a BOM with a few components.
+const minBOMBytes = 16 << 10
+
+func (c Config) maxBOM() int {
+	if c.MaxBOMBytes == 0 {
+		return DefaultMaxBOMBytes
+	}
+	return c.MaxBOMBytes
 }
 
 // Validate checks the fields of c.
 func (c Config) Validate() error {
 	if strings.ContainsAny(c.Version, "\n\r\t") {
 		return fmt.Errorf("transformer config: Version %q has control characters", c.Version)
+	}
+	if c.MaxBOMBytes != 0 && c.MaxBOMBytes < minBOMBytes {
+		return fmt.Errorf("transformer config: MaxBOMBytes %d is less than %d", c.MaxBOMBytes, minBOMBytes)
 	}
 	if c.RulesFile != "" {
 		if _, err := os.Stat(c.RulesFile); err != nil {
@@ -103,6 +126,11 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("render %s: encode: %w", res.Workload, err)
 	}
+	if len(out) > r.cfg.maxBOM() {
+		if out, err = r.shrink(ev, sc, d, len(out)); err != nil {
+			return res, fmt.Errorf("render %s: %w", res.Workload, err)
+		}
+	}
 	res.BOM = out
 	res.BomHash = schemas.BomHash(res.BOM)
 	res.Summary = summarize(d, sc)
@@ -145,6 +173,71 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange, sc *scratch) (res Result, 
 		inputHash = h
 	}
 	return res, d, r.build(sc, res.Workload, in, ev, inputHash, d), nil
+}
+
+// ErrBOMTooLarge is wrapped by Render when a BOM is larger than
+// Config.MaxBOMBytes even with no model listed.
+var ErrBOMTooLarge = errors.New("bom too large")
+
+// evidenceShrunk is the most identity methods and occurrences a
+// component's evidence lists in a BOM shrunk to its limit.
+const evidenceShrunk = 16
+
+// shrink renders again the BOM of a detection whose full BOM (size bytes)
+// is over the limit: first with at most evidenceShrunk methods and
+// locations in each component's evidence, then, if that is not enough,
+// listing only the models found first (d.models in detection order:
+// workload fields, then components, containers and arguments in manifest
+// order), as many as fit, found by a binary search. Each step is said in a
+// bomstream:truncated property of the workload.
+func (r *Renderer) shrink(ev schemas.WorkloadChange, sc *scratch, d *detection, size int) ([]byte, error) {
+	limit := r.cfg.maxBOM()
+	in, hash := ev.Data.Inputs, r.inputHash(ev)
+	sc.evidenceCap = evidenceShrunk
+	evidence := fmt.Sprintf("evidence: at most %d methods and locations listed per component, the BOM would be %d bytes, more than %d", evidenceShrunk, size, limit)
+	d.shrunk = []string{evidence}
+	out, err := sc.encode(r.build(sc, in.Workload, in, ev, hash, d))
+	if err != nil || len(out) <= limit {
+		return out, err
+	}
+	all := len(d.models.keys)
+	try := func(k int) ([]byte, error) {
+		d.listed = make(map[string]bool, k)
+		for _, key := range d.models.keys[:k] {
+			d.listed[key] = true
+		}
+		d.shrunk = []string{evidence, fmt.Sprintf("models: %d of %d listed, the first found", k, all)}
+		return sc.encode(r.build(sc, in.Workload, in, ev, hash, d))
+	}
+	if out, err = try(0); err != nil {
+		return nil, err
+	}
+	if len(out) > limit {
+		return nil, fmt.Errorf("%w: %d bytes with no model listed, more than %d", ErrBOMTooLarge, len(out), limit)
+	}
+	lo, hi := 0, all-1 // the most models that fit: lo fits, hi+1 does not
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		b, err := try(mid)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return try(lo)
+}
+
+// inputHash is the event's input hash, computed when the event lacks it.
+func (r *Renderer) inputHash(ev schemas.WorkloadChange) string {
+	if h := ev.Data.InputHash; h != "" {
+		return h
+	}
+	h, _ := schemas.InputHash(ev.Data.Inputs)
+	return h
 }
 
 // encode writes bom as cdx's JSON encoder does (compact, no HTML escaping,
@@ -230,7 +323,7 @@ func (sc *scratch) sortProps(ps []cdx.Property) *[]cdx.Property {
 }
 
 func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev schemas.WorkloadChange, inputHash string, d *detection) *cdx.BOM {
-	wlProps := sc.props.take(8 + 2*len(d.simulators) + len(d.noImage) + len(d.roles))
+	wlProps := sc.props.take(8 + 2*len(d.simulators) + len(d.noImage) + len(d.roles) + len(d.truncated) + len(d.shrunk))
 	wlProps = append(wlProps,
 		prop(propPrefix+"cluster", w.Cluster),
 		prop(propPrefix+"namespace", w.Namespace),
@@ -257,6 +350,12 @@ func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev
 	for _, role := range d.roles {
 		wlProps = append(wlProps, prop(propPrefix+"role", role))
 	}
+	for _, t := range d.truncated {
+		wlProps = append(wlProps, prop(propPrefix+"truncated", t))
+	}
+	for _, t := range d.shrunk {
+		wlProps = append(wlProps, prop(propPrefix+"truncated", t))
+	}
 	mb := &sc.meta
 	mb.tool[0] = cdx.Component{Type: cdx.ComponentTypeApplication, Name: toolName, Version: r.cfg.Version, BOMRef: "tool:" + toolName}
 	mb.tl = mb.tool[:]
@@ -272,6 +371,15 @@ func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev
 
 	runtimeNames := sc.sorted(d.runtimes.keys)
 	modelKeys := sc.sorted(d.models.keys)
+	if d.listed != nil {
+		kept := modelKeys[:0]
+		for _, k := range modelKeys {
+			if d.listed[k] {
+				kept = append(kept, k)
+			}
+		}
+		modelKeys = kept
+	}
 	sc.runtimeNames, sc.modelKeys = runtimeNames, modelKeys
 	imageKeys := sc.sorted(d.containers.keys)
 	n := len(runtimeNames) + len(modelKeys) + len(imageKeys)
@@ -307,7 +415,9 @@ func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev
 			}
 		}
 		for _, m := range h.models.list() {
-			dependsOn = append(dependsOn, modelRef(m))
+			if d.isListed(m) {
+				dependsOn = append(dependsOn, modelRef(m))
+			}
 		}
 		deps = append(deps, cdx.Dependency{Ref: refs[i], Dependencies: sc.uniqSorted(dependsOn)})
 	}
@@ -317,7 +427,9 @@ func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev
 		deps = append(deps, cdx.Dependency{Ref: m.ref})
 	}
 	for _, k := range d.workloadM.list() {
-		wlDeps = append(wlDeps, modelRef(k))
+		if d.isListed(k) {
+			wlDeps = append(wlDeps, modelRef(k))
+		}
 	}
 	for _, k := range imageKeys {
 		ch, _ := d.containers.get(k)
@@ -482,9 +594,12 @@ func purlPath(id string) string {
 func (sc *scratch) containerComponent(ch *containerHit) cdx.Component {
 	conf := confDeclared
 	digests := sc.sorted(ch.digests.list())
-	props := sc.props.take(5 + len(ch.roles) + ch.containers.k.len() + len(digests))
+	props := sc.props.take(5 + len(ch.roles) + ch.containers.k.len() + len(digests) + len(ch.truncated))
 	for _, role := range ch.roles {
 		props = append(props, prop(propPrefix+"role", role))
+	}
+	for _, t := range ch.truncated {
+		props = append(props, prop(propPrefix+"truncated", t))
 	}
 	for _, n := range ch.containers.list() {
 		props = append(props, prop(propPrefix+"container:name", n))
@@ -588,6 +703,9 @@ func (sc *scratch) evidence(ps proofs, conf string, v versionClaim) *cdx.Evidenc
 				occ = append(occ, cdx.EvidenceOccurrence{Location: l})
 			}
 		}
+	}
+	if c := sc.evidenceCap; c > 0 {
+		methods, occ = methods[:min(len(methods), c)], occ[:min(len(occ), c)]
 	}
 	eb.methods = methods
 	eb.ids[0] = cdx.EvidenceIdentity{Field: cdx.EvidenceIdentityFieldTypeName, Confidence: score(conf), Methods: &eb.methods}

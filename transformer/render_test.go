@@ -290,7 +290,7 @@ func TestRolesAndSettings(t *testing.T) {
 	}{
 		{"disaggregation-mode", []string{"--disaggregation-mode", "decode"}, "decode"},
 		{"is-prefill-worker", []string{"--is-prefill-worker"}, "prefill"},
-		{"kv_role json", []string{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`}, "prefill"},
+		{"kv-role-json", []string{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_producer"}`}, "prefill"},
 	} {
 		res, _ := render(t, deploy(tc.name, c(tc.args...)))
 		if !slices.Contains(res.Summary.Roles, tc.role) {

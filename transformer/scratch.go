@@ -28,6 +28,9 @@ type scratch struct {
 
 	// runtimeNames and modelKeys are the sorted keys build used.
 	runtimeNames, modelKeys []string
+	// evidenceCap, when not 0, is the most identity methods and occurrences
+	// listed in one component's evidence (a BOM shrunk to its limit).
+	evidenceCap int
 
 	// Detection state, reused with the capacity of its slices.
 	det       detection
@@ -72,6 +75,7 @@ func (s *scratch) reset() {
 	}
 	s.out = s.out[:0]
 	s.runtimeNames, s.modelKeys = nil, nil
+	s.evidenceCap = 0
 	s.det.reset()
 	s.wl.reset()
 	// cds keeps its length: each element keeps its slices for the next render.
@@ -182,6 +186,7 @@ func (c *containerHit) reset() {
 		proofs:     trunc(c.proofs),
 		digests:    c.digests,
 		containers: c.containers,
+		truncated:  trunc(c.truncated),
 	}
 }
 
@@ -197,6 +202,7 @@ func (d *detection) reset() {
 		roles:      trunc(d.roles),
 		simulators: trunc(d.simulators),
 		noImage:    trunc(d.noImage),
+		truncated:  trunc(d.truncated),
 		workloadM:  d.workloadM,
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,8 +74,8 @@ func TestRunKubeconfigOnce(t *testing.T) {
 	}
 	r = c.mustRun(append(args, "--all-namespaces")...)
 	mustContain(t, "after the deletion", r.stdout, "1 tombstones", "sink file: 0 exported, 1 tombstones")
-	if _, err := os.Stat(filepath.Join(sinkDir, "envtest", "ml", "Deployment", "chat", "deleted.json")); err != nil {
-		t.Errorf("no tombstone file: %v", err)
+	if st := sinkState(t, filepath.Join(sinkDir, "envtest", "ml", "Deployment", "chat")); st.Tombstone != "deleted" {
+		t.Errorf("no tombstone in the file sink: state %+v", st)
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/collector"
-	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/collector/kube"
+	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
@@ -52,6 +53,15 @@ type ManifestsConfig struct {
 	// ConfirmTombstones lets a pass delete more than half of the
 	// directory's workloads without waiting for a second pass.
 	ConfirmTombstones bool `yaml:"confirmTombstones"`
+	// MaxFileBytes skips larger manifest files unread; 0: 16 MiB.
+	MaxFileBytes int64 `yaml:"maxFileBytes"`
+	// MaxDocuments is the number of documents read from one file; 0: 10,000.
+	MaxDocuments int `yaml:"maxDocuments"`
+}
+
+// limits are the manifest reader's limits.
+func (m ManifestsConfig) limits() manifest.Limits {
+	return manifest.Limits{MaxFileBytes: m.MaxFileBytes, MaxDocuments: m.MaxDocuments}
 }
 
 // TransformerConfig is the renderer and its stage loop.
@@ -150,6 +160,12 @@ func (c Config) Validate(reg sinks.Registry) error {
 	}
 	if c.Manifests.Interval < 0 {
 		errs = append(errs, fmt.Errorf("manifests.interval: negative"))
+	}
+	if c.Manifests.MaxFileBytes < 0 {
+		errs = append(errs, fmt.Errorf("manifests.maxFileBytes: %d is negative (0 means the default, 16 MiB)", c.Manifests.MaxFileBytes))
+	}
+	if c.Manifests.MaxDocuments < 0 {
+		errs = append(errs, fmt.Errorf("manifests.maxDocuments: %d is negative (0 means the default, %d)", c.Manifests.MaxDocuments, manifest.DefaultMaxDocuments))
 	}
 	if c.Manifests.Dir != "" {
 		if fi, err := os.Stat(c.Manifests.Dir); err != nil {

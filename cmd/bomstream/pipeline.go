@@ -259,6 +259,7 @@ func (p *pipeline) watcher() *files.Watcher {
 		Cluster:    p.cfg.Cluster,
 		Normalizer: p.norm,
 		Publisher:  p.bus,
+		Limits:     p.cfg.Manifests.limits(),
 		Interval:   p.cfg.Manifests.Interval,
 		Log:        p.log.Named("manifests"),
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -21,6 +22,7 @@ type renderOptions struct {
 	cluster  string
 	rules    string
 	profiles string
+	limits   manifest.Limits
 }
 
 func renderCmd() *cobra.Command {
@@ -34,7 +36,11 @@ model-serving workload, exactly as the pipeline would.
 
 With -o DIR it writes one <namespace>_<kind>_<name>.cdx.json per BOM into DIR
 and prints a summary line per workload on stdout; without -o the BOMs go to
-stdout (one JSON document after the other) and the summary to stderr.`,
+stdout (one JSON document after the other) and the summary to stderr.
+
+Only regular files are read: named pipes, devices and sockets are skipped
+with a note, as are files over --max-file-bytes and the documents of a file
+past --max-documents.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return render(o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -46,11 +52,19 @@ stdout (one JSON document after the other) and the summary to stderr.`,
 	f.StringVar(&o.cluster, "cluster", "default", "cluster name recorded in the BOMs")
 	f.StringVar(&o.rules, "rules", "", "YAML file that extends or overrides the detection rules")
 	f.StringVar(&o.profiles, "profiles", "", "YAML file that extends or overrides the kind profiles")
+	f.Int64Var(&o.limits.MaxFileBytes, "max-file-bytes", manifest.DefaultMaxFileBytes, "skip manifest files larger than this")
+	f.IntVar(&o.limits.MaxDocuments, "max-documents", manifest.DefaultMaxDocuments, "read at most this many documents of one file")
 	_ = c.MarkFlagRequired("file")
 	return c
 }
 
 func render(o renderOptions, stdout, stderr io.Writer) error {
+	if o.limits.MaxFileBytes <= 0 {
+		return fmt.Errorf("render --max-file-bytes: %d is not a positive size", o.limits.MaxFileBytes)
+	}
+	if o.limits.MaxDocuments <= 0 {
+		return fmt.Errorf("render --max-documents: %d is not a positive count", o.limits.MaxDocuments)
+	}
 	n, err := collector.NewNormalizer(collector.Config{Cluster: o.cluster, ProfilesFile: o.profiles})
 	if err != nil {
 		return err
@@ -75,7 +89,10 @@ func render(o renderOptions, stdout, stderr io.Writer) error {
 	if o.out == "" {
 		summary = stderr
 	}
-	loaded := files.Load(root, o.path, n)
+	loaded := files.LoadWith(root, o.path, n, o.limits)
+	for _, note := range loaded.Skipped {
+		fmt.Fprintf(stderr, "skipped: %s\n", note)
+	}
 	for _, note := range loaded.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", note)
 	}
@@ -108,7 +125,11 @@ func render(o renderOptions, stdout, stderr io.Writer) error {
 			errs = append(errs, fmt.Errorf("write bom of %s: %w", ev.Subject, err))
 		}
 	}
-	fmt.Fprintf(summary, "%d workloads, %d BOMs, %d notes\n", len(loaded.Events), boms, len(loaded.Notes))
+	fmt.Fprintf(summary, "%d workloads, %d BOMs, %d notes", len(loaded.Events), boms, len(loaded.Notes))
+	if len(loaded.Skipped) > 0 {
+		fmt.Fprintf(summary, ", %d skipped", len(loaded.Skipped))
+	}
+	fmt.Fprintln(summary)
 	return errors.Join(errs...)
 }
 

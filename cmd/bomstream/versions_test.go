@@ -52,6 +52,9 @@ func newVersionsEnv(t *testing.T) *versionsEnv {
 		t.Fatal(err)
 	}
 	v.manifest = filepath.Join(v.manifests, "chat.yaml")
+	// A second workload, so that deleting chat is not more than half of the
+	// directory's workloads (which the source holds back until confirmed).
+	writeFile(t, filepath.Join(v.manifests, "other.yaml"), strings.NewReplacer("name: chat", "name: other").Replace(vllm("v0.9.0")))
 	v.workloadDir = filepath.Join(v.sink, "default", "ml", "Deployment", "chat")
 	v.latestPath = filepath.Join(v.workloadDir, "latest.cdx.json")
 	return v

@@ -9,7 +9,10 @@
 // cluster/namespace/kind/name, and no digests can be resolved), and wrapped in
 // a WorkloadChange observed at the file's modification time. Documents that
 // are not workloads become Notes; unreadable documents become errors naming
-// the file and line. Neither stops the other documents.
+// the file and line. Neither stops the other documents. What the reader
+// skips (a named pipe, a device, a file over manifest.Limits) is in
+// Loaded.Skipped; a workload last read from a file skipped for its size is
+// not taken for deleted.
 //
 // Every document read is also what the workloads' links see (collector.Lookup
 // over the load): the ConfigMaps a pod mounts and the NIMCache a NIMService

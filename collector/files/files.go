@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,30 +25,61 @@ type Note struct {
 	Reason string
 }
 
+// String is "file:line: kind/name: reason", without the line when it is 0
+// and without the object when there is none (a skipped file).
 func (n Note) String() string {
-	return fmt.Sprintf("%s:%d: %s: %s", n.File, n.Line, n.Object, n.Reason)
+	s := n.File
+	if n.Line > 0 {
+		s += ":" + strconv.Itoa(n.Line)
+	}
+	if n.Object != "" {
+		s += ": " + n.Object
+	}
+	return s + ": " + n.Reason
 }
 
 // Loaded is everything read from one path.
 type Loaded struct {
 	Events []schemas.WorkloadChange
 	Notes  []Note
+	// Skipped are the files, or the rests of files, that were not read: what
+	// is not a regular file (a named pipe, a device), a file over the size
+	// limit, the documents past the document limit. Object is empty.
+	Skipped []Note
 	// Err joins the errors of unreadable or invalid documents; the events of
 	// the good documents are still in Events.
 	Err error
+	// unread holds the Inputs.Source of every file that may hold workloads
+	// that were not read (too large, too many documents): Sync does not take
+	// their workloads for deleted.
+	unread map[string]bool
 }
 
-// Load reads path (a file or a directory, recursively) and normalizes every
-// document. Inputs.Source is "file:" plus the path relative to root, so that
-// moving the whole tree does not change any inputHash. The documents read are
-// also what the workloads' links see (a NIMService's NIMCache, a mounted
-// ConfigMap), wherever under path they are.
+// Load reads path with the default manifest.Limits: see LoadWith.
 func Load(root, path string, n *collector.Normalizer) Loaded {
-	objs, err := manifest.ReadPath(path)
+	return LoadWith(root, path, n, manifest.Limits{})
+}
+
+// LoadWith reads path (a file or a directory, recursively) within lim and
+// normalizes every document. Inputs.Source is "file:" plus the path relative
+// to root, so that moving the whole tree does not change any inputHash. The
+// documents read are also what the workloads' links see (a NIMService's
+// NIMCache, a mounted ConfigMap), wherever under path they are.
+func LoadWith(root, path string, n *collector.Normalizer, lim manifest.Limits) Loaded {
+	objs, skips, err := manifest.Read(path, lim)
 	out := Loaded{}
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
+	}
+	for _, s := range skips {
+		out.Skipped = append(out.Skipped, Note{File: s.File, Line: s.Line, Reason: s.Reason})
+		if s.Unread {
+			if out.unread == nil {
+				out.unread = map[string]bool{}
+			}
+			out.unread[source(root, s.File)] = true
+		}
 	}
 	docs := newDocuments(objs, n.DefaultNamespace())
 	mtimes := map[string]time.Time{}
@@ -90,12 +122,18 @@ func Load(root, path string, n *collector.Normalizer) Loaded {
 	return out
 }
 
-func event(root string, o manifest.Object, at time.Time, n *collector.Normalizer, docs collector.Lookup) (schemas.WorkloadChange, *Note, error) {
-	rel, err := filepath.Rel(root, o.File)
+// source is the Inputs.Source of the objects of file: "file:" and its path
+// relative to root.
+func source(root, file string) string {
+	rel, err := filepath.Rel(root, file)
 	if err != nil || rel == "" {
-		rel = o.File
+		rel = file
 	}
-	in, err := n.NormalizeWith(o.Obj, "file:"+filepath.ToSlash(rel), docs)
+	return "file:" + filepath.ToSlash(rel)
+}
+
+func event(root string, o manifest.Object, at time.Time, n *collector.Normalizer, docs collector.Lookup) (schemas.WorkloadChange, *Note, error) {
+	in, err := n.NormalizeWith(o.Obj, source(root, o.File), docs)
 	if errors.Is(err, collector.ErrNotWorkload) || errors.Is(err, collector.ErrUnknownKind) {
 		return schemas.WorkloadChange{}, &Note{File: o.File, Line: o.Line, Object: objectName(o.Obj), Reason: err.Error()}, nil
 	}

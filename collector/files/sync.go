@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/collector"
+	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -43,14 +44,23 @@ type SyncResult struct {
 // of loaded whose state changed, then tombstones the workloads this source
 // owns that are no longer in the manifests (collector.Reconciler.Sync). When
 // some document could not be read (loaded.Err), no tombstone is written in
-// that pass: a typo must never delete a workload's history.
+// that pass: a typo must never delete a workload's history. Nor is one
+// written for a workload last read from a file that was skipped in part or
+// whole (loaded.Skipped).
 func Sync(ctx context.Context, r *collector.Reconciler, loaded Loaded, now time.Time) (SyncResult, error) {
 	res := SyncResult{Workloads: len(loaded.Events), Notes: len(loaded.Notes)}
 	var errs []error
-	if err := r.Load(ctx, nil); err != nil {
-		errs = append(errs, err) // what could be read is loaded; PublishChange checks the rest
+	from := map[string]string{} // uid -> Inputs.Source of its last event
+	if err := r.Load(ctx, func(ev schemas.WorkloadChange) {
+		if ev.Data.Inputs != nil {
+			from[ev.Data.Workload.UID] = ev.Data.Inputs.Source
+		}
+	}); err != nil {
+		errs = append(errs, err) // what could be read is loaded; the appends check the rest
 	}
-	visible := func(schemas.Workload) bool { return loaded.Err == nil }
+	// A workload last read from a file skipped this pass (too big, too many
+	// documents) keeps its state until the file can be read again.
+	visible := func(w schemas.Workload) bool { return loaded.Err == nil && !loaded.unread[from[w.UID]] }
 	rr, err := r.Sync(ctx, loaded.Events, visible, now)
 	res.Published, res.Tombstones, res.Held = rr.Published, rr.Tombstones, rr.Held
 	errs = append(errs, err)
@@ -67,7 +77,8 @@ type Watcher struct {
 	Cluster    string
 	Normalizer *collector.Normalizer
 	Publisher  Publisher
-	Interval   time.Duration // how often to look for edits; default 2s
+	Limits     manifest.Limits // what one file may hold; zero: the defaults
+	Interval   time.Duration   // how often to look for edits; default 2s
 	Log        *zap.Logger
 	// Source names this source instance (default SourceFor(Dir)).
 	Source string
@@ -102,9 +113,19 @@ func (w *Watcher) reconciler() (*collector.Reconciler, error) {
 	return r, nil
 }
 
-// Once reads the directory and syncs it.
+// Once reads the directory and syncs it. Every file skipped is logged as a
+// warning.
 func (w *Watcher) Once(ctx context.Context) (SyncResult, Loaded, error) {
-	loaded := Load(w.Dir, w.Dir, w.Normalizer)
+	loaded := LoadWith(w.Dir, w.Dir, w.Normalizer, w.Limits)
+	if w.Log != nil {
+		for _, s := range loaded.Skipped {
+			fields := []zap.Field{zap.String("file", s.File), zap.String("reason", s.Reason)}
+			if s.Line > 0 {
+				fields = append(fields, zap.Int("line", s.Line))
+			}
+			w.Log.Warn("manifest skipped", fields...)
+		}
+	}
 	r, err := w.reconciler()
 	if err != nil {
 		return SyncResult{}, loaded, err

@@ -84,6 +84,18 @@ func (r *recorder) PublishChange(ctx context.Context, ev schemas.WorkloadChange)
 	return seq, pub, err
 }
 
+func (r *recorder) AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult {
+	res := r.Publisher.AppendChanges(ctx, appends)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, ar := range res {
+		if ar.Err == nil && ar.Published {
+			r.events = append(r.events, appends[i].Event)
+		}
+	}
+	return res
+}
+
 func (r *recorder) all() []schemas.WorkloadChange {
 	r.mu.Lock()
 	defer r.mu.Unlock()

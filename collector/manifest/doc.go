@@ -15,4 +15,15 @@
 // not, as "file:line: reason". A caller that wants all-or-nothing checks the
 // error; a caller that wants the good objects (the collector's manifest
 // source does) uses them and reports the error.
+//
+// Bounded input: Read opens regular files only (a symlink is followed to
+// one). A named pipe, a device, a socket or a directory named like a
+// manifest is skipped with a Skip saying what it is, and is never opened for
+// reading: a pipe would block the walk, /dev/zero would feed it without end.
+// The kind of file is checked before it is opened and again on the opened
+// file, which is opened non-blocking. A file larger than Limits.MaxFileBytes
+// (default 16 MiB) is skipped unread, and the read itself goes through a
+// limit, so a file growing meanwhile cannot exceed it; past
+// Limits.MaxDocuments documents (default 10,000) the rest of a file is
+// skipped. ReadPath, for all-or-nothing callers, reports skips as errors.
 package manifest

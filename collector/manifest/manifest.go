@@ -41,30 +41,58 @@ type Object struct {
 // returns the objects of the good documents together with an error joining
 // one "file:line: reason" per bad document.
 func Parse(file string, data []byte) ([]Object, error) {
-	var objs []Object
+	objs, _, err := parse(file, data, 0)
+	return objs, err
+}
+
+// parse is Parse reading at most maxDocs documents (0: all of them); stop is
+// the line of the first document left unread, 0 when none was.
+func parse(file string, data []byte, maxDocs int) (objs []Object, stop int, err error) {
 	var errs []error
 	index := 0
-	for _, c := range splitDocuments(data) {
+	for i, c := range splitDocuments(data) {
+		if maxDocs > 0 && i >= maxDocs {
+			stop = c.line
+			break
+		}
 		got, err := parseChunk(file, c, &index)
 		objs = append(objs, got...)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
+	return objs, stop, errors.Join(errs...)
+}
+
+// ReadPath reads path as Read does, with the default Limits, for callers
+// that want all or nothing: what Read skips is an error here.
+func ReadPath(path string) ([]Object, error) {
+	objs, skips, err := Read(path, Limits{})
+	errs := []error{err}
+	for _, s := range skips {
+		errs = append(errs, errors.New(s.String()))
+	}
 	return objs, errors.Join(errs...)
 }
 
-// ReadPath reads a manifest file, or every .yaml, .yml and .json file under a
+// Read reads a manifest file, or every .yaml, .yml and .json file under a
 // directory, recursively and in lexical order of their paths. Like Parse it
 // returns the objects it could read together with the errors of the files
-// and documents it could not.
-func ReadPath(path string) ([]Object, error) {
+// and documents it could not; what it leaves out on purpose is in skips.
+//
+// Only regular files are read (a symlink is followed to one): a named pipe,
+// a device, a socket or a directory named like a manifest is skipped without
+// being opened for reading, so that nothing can block the walk or feed it
+// without end. A file larger than lim.MaxFileBytes is skipped unread, and
+// past lim.MaxDocuments documents the rest of a file is left unread.
+func Read(path string, lim Limits) (objs []Object, skips []Skip, err error) {
+	lim = lim.withDefaults()
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("read manifests: %w", err)
+		return nil, nil, fmt.Errorf("read manifests: %w", err)
 	}
 	if !info.IsDir() {
-		return readFile(path)
+		return readFile(path, lim)
 	}
 	var files []string
 	var errs []error
@@ -85,15 +113,15 @@ func ReadPath(path string) ([]Object, error) {
 		errs = append(errs, fmt.Errorf("read manifests %s: %w", path, walkErr))
 	}
 	sort.Strings(files)
-	var objs []Object
 	for _, f := range files {
-		got, err := readFile(f)
+		got, skipped, err := readFile(f, lim)
 		objs = append(objs, got...)
+		skips = append(skips, skipped...)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return objs, errors.Join(errs...)
+	return objs, skips, errors.Join(errs...)
 }
 
 func isManifest(p string) bool {
@@ -104,12 +132,21 @@ func isManifest(p string) bool {
 	return false
 }
 
-func readFile(path string) ([]Object, error) {
-	data, err := os.ReadFile(path)
+// readFile reads one file within lim: see Read.
+func readFile(path string, lim Limits) ([]Object, []Skip, error) {
+	data, skip, err := load(path, lim.MaxFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read manifest %s: %w", path, err)
 	}
-	return Parse(path, data)
+	if skip != nil {
+		return nil, []Skip{*skip}, nil
+	}
+	objs, stop, err := parse(path, data, lim.MaxDocuments)
+	if stop > 0 {
+		return objs, []Skip{{File: path, Line: stop, Unread: true,
+			Reason: fmt.Sprintf("more than %d documents; the rest of the file is not read", lim.MaxDocuments)}}, err
+	}
+	return objs, nil, err
 }
 
 // chunk is the text of one YAML document and the 1-based line it starts on.
@@ -228,7 +265,7 @@ func parseChunk(file string, c chunk, index *int) (objs []Object, err error) {
 		if isNull(root) {
 			continue
 		}
-		cv := converter{file: file, offset: c.line - 1, budget: 64*len(c.text) + 4096}
+		cv := converter{file: file, offset: c.line - 1, budget: 64*len(c.text) + 4096, bytes: 16*len(c.text) + 1<<20}
 		got, err := cv.objects(root, *index)
 		*index++
 		objs = append(objs, got...)
@@ -319,12 +356,14 @@ func isNull(n *yaml.Node) bool {
 }
 
 // converter turns yaml nodes into plain values. budget bounds the number of
-// values produced, so that aliases cannot expand a small file into an
-// enormous (or endless) tree.
+// values produced and bytes the length of their strings, so that aliases
+// cannot expand a small file into an enormous (or endless) tree, nor one long
+// string into gigabytes that every later stage would read.
 type converter struct {
 	file   string
 	offset int
 	budget int
+	bytes  int
 }
 
 func (cv *converter) line(n *yaml.Node) int { return cv.offset + n.Line }
@@ -420,6 +459,9 @@ func (cv *converter) value(n *yaml.Node, depth int) (any, error) {
 	if cv.budget < 0 {
 		return nil, cv.errorf(n, "document expands to too many values (alias expansion)")
 	}
+	if cv.bytes -= len(n.Value); cv.bytes < 0 {
+		return nil, cv.errorf(n, "document expands to too many bytes (alias expansion)")
+	}
 	if depth > maxDepth {
 		return nil, cv.errorf(n, "document nested deeper than %d levels", maxDepth)
 	}
@@ -471,6 +513,9 @@ func (cv *converter) mapping(n *yaml.Node, out map[string]any, depth int) error 
 		}
 		if _, dup := out[k.Value]; dup {
 			return cv.errorf(k, "mapping key %q already defined", k.Value)
+		}
+		if cv.bytes -= len(k.Value); cv.bytes < 0 {
+			return cv.errorf(k, "document expands to too many bytes (alias expansion)")
 		}
 		val, err := cv.value(v, depth+1)
 		if err != nil {
