@@ -40,6 +40,7 @@ func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq 
 	if fromSeq > end {
 		return nil
 	}
+	b.warnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
 	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}}
 	if fromSeq > 1 {
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
