@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -81,6 +82,23 @@ func (rs Ranges) String() string {
 	return b.String()
 }
 
+// Without is the part of the ranges that other does not cover.
+func (rs Ranges) Without(other Ranges) Ranges {
+	var out Ranges
+	for _, r := range rs {
+		for _, o := range other.Within(r.First, r.Last) {
+			if o.First > r.First {
+				out = append(out, Range{r.First, o.First - 1})
+			}
+			r.First = o.Last + 1
+		}
+		if r.First <= r.Last {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // rangesOf turns sorted, distinct sequences into ranges.
 func rangesOf(seqs []uint64) Ranges {
 	var out Ranges
@@ -104,6 +122,9 @@ type StreamState struct {
 	// there they are messages the store lost (a damaged block file); on
 	// DLQ they are dead letters that were dealt with.
 	Lost Ranges
+	// Limited says the stream drops old messages (maxAge, maxBytes): a
+	// FirstSeq above 1 is then no loss.
+	Limited bool
 }
 
 // State reports what streamName holds, with the sequences it lacks.
@@ -117,7 +138,8 @@ func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error)
 		return StreamState{}, fmt.Errorf("stream %s: %w", streamName, err)
 	}
 	st := info.State
-	out := StreamState{Name: streamName, Msgs: st.Msgs, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq}
+	out := StreamState{Name: streamName, Msgs: st.Msgs, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq,
+		Limited: info.Config.MaxAge > 0 || info.Config.MaxBytes > 0 || info.Config.MaxMsgs > 0}
 	if st.NumDeleted == 0 || st.Msgs == 0 && st.LastSeq == 0 {
 		return out, nil // an empty stream reports a deleted sequence 0
 	}
@@ -162,6 +184,62 @@ func (b *Bus) warnLost(ctx context.Context, streamName string, from, to uint64, 
 	if len(lost) == 0 {
 		return
 	}
+	settled, err := b.settled(ctx, streamName)
+	if err != nil {
+		b.log.Debug("lost messages", zap.String("stream", streamName), zap.Error(err))
+	}
+	if lost = lost.Without(settled); len(lost) == 0 {
+		return // checked: everything they held is back, elsewhere in the stream
+	}
 	b.log.Warn(fmt.Sprintf("%s has lost messages: %s skipped sequences %s (%d messages); `bomstream check` names the workloads affected and `bomstream check --repair` rebuilds what CHANGES can",
 		streamName, what, lost, lost.Len()))
+}
+
+// settledBucket keeps, per stream, the lost ranges a check found nothing
+// missing in (Settle).
+const settledBucket = "bomstream-check"
+
+// Settle records that a check found every derivable message the lost
+// ranges of streamName held back on the stream: reads stop warning about
+// them. What they were cannot be read again; what mattered is elsewhere.
+func (b *Bus) Settle(ctx context.Context, streamName string, lost Ranges) error {
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   settledBucket,
+		Storage:  jetstream.FileStorage,
+		Replicas: b.cfg.replicas(),
+	})
+	if err != nil {
+		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
+	}
+	v, err := json.Marshal(lost)
+	if err != nil {
+		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
+	}
+	if _, err := kv.Put(ctx, streamName, v); err != nil {
+		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
+	}
+	return nil
+}
+
+// settled is what Settle recorded for streamName.
+func (b *Bus) settled(ctx context.Context, streamName string) (Ranges, error) {
+	kv, err := b.js.KeyValue(ctx, settledBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	e, err := kv.Get(ctx, streamName)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rs Ranges
+	if err := json.Unmarshal(e.Value(), &rs); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }

@@ -50,3 +50,20 @@ func TestStateNamesLostSequences(t *testing.T) {
 		t.Errorf("empty stream: %+v", empty)
 	}
 }
+
+func TestRangesWithout(t *testing.T) {
+	rs := Ranges{{3, 10}, {20, 20}, {30, 40}}
+	for _, c := range []struct {
+		other Ranges
+		want  string
+	}{
+		{nil, "3-10, 20, 30-40"},
+		{Ranges{{3, 10}}, "20, 30-40"},
+		{Ranges{{5, 6}, {20, 35}}, "3-4, 7-10, 36-40"},
+		{Ranges{{1, 100}}, ""},
+	} {
+		if got := rs.Without(c.other).String(); got != c.want {
+			t.Errorf("%s without %s = %q, want %q", rs, c.other, got, c.want)
+		}
+	}
+}

@@ -21,6 +21,17 @@ var ErrStop = errors.New("stop iteration")
 //
 // An error from fn ends the iteration and is returned; ErrStop ends it with nil.
 func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	return b.messages(ctx, streamName, subject, fromSeq, false, fn)
+}
+
+// Headers is Messages without the bodies: fn sees each message's subject,
+// sequence, time and headers, and no Data. It does not warn about lost
+// messages: its caller (the store check) reports them.
+func (b *Bus) Headers(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	return b.messages(ctx, streamName, subject, fromSeq, true, fn)
+}
+
+func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq uint64, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
 	s, err := b.stream(ctx, streamName)
 	if err != nil {
 		return fmt.Errorf("messages of %s: %w", streamName, err)
@@ -40,8 +51,10 @@ func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq 
 	if fromSeq > end {
 		return nil
 	}
-	b.warnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
-	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}}
+	if !headersOnly {
+		b.warnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
+	}
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, HeadersOnly: headersOnly}
 	if fromSeq > 1 {
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		occ.OptStartSeq = fromSeq

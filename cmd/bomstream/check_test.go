@@ -6,6 +6,7 @@ package main
 // never hang over the hole.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // bigDeployment is a Deployment of 16 vLLM containers: its BOM is about
@@ -143,5 +146,116 @@ func TestReplayOverGap(t *testing.T) {
 		}
 		mustContain(t, strings.Join(args, " ")+" stderr", r.stderr, "BOMS has lost messages", "skipped")
 		mustContain(t, strings.Join(args, " ")+" stdout", r.stdout, "0 exported")
+	}
+}
+
+// lastBOMs reads, from the store in dataDir (nothing running), the last
+// message of every workload's subject on BOMS.
+func lastBOMs(t *testing.T, dataDir string, want map[string]expectation) map[string][]byte {
+	t.Helper()
+	bus := openBus(t, dataDir, "")
+	defer bus.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	out := map[string][]byte{}
+	for k, e := range want {
+		m, err := bus.LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(e.Workload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m != nil {
+			out[k] = m.Data
+		}
+	}
+	return out
+}
+
+// missingBOMs lists the workloads of want whose current BOM on BOMS is not
+// Render's.
+func missingBOMs(t *testing.T, dataDir string, want map[string]expectation) []string {
+	t.Helper()
+	got := lastBOMs(t, dataDir, want)
+	var bad []string
+	for k, e := range want {
+		if !bytes.Equal(got[k], e.BOM) {
+			bad = append(bad, k)
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// TestCheckRepairsTruncatedBOMSBlock: `check` finds the BOMs a cut block
+// lost, names their workloads and fails; `check --repair` renders them
+// again from CHANGES; then every workload's BOM is back and `get` works.
+func TestCheckRepairsTruncatedBOMSBlock(t *testing.T) {
+	c := newCLI(t)
+	s := damagedStore(t, c, 300)
+	want := serving(expect(t, s.tree, "default"))
+	lost := missingBOMs(t, s.dataDir, want)
+	if len(lost) < 50 {
+		t.Fatalf("cutting the block lost %d BOMs; the test needs a real hole", len(lost))
+	}
+
+	r := c.runWithin(waitFor, s.args("check")...)
+	if r.err == nil {
+		t.Fatalf("check of a store that lost %d BOMs succeeded:\n%s", len(lost), r.stdout)
+	}
+	mustContain(t, "check", r.stdout, "lost", fmt.Sprintf("BOMS lacks the outcome (BOM or tombstone) of %d handled changes", len(lost)),
+		fmt.Sprintf("workloads (%d): default/%s", len(lost), lost[0]), "check --repair")
+
+	r = c.runWithin(waitFor, s.args("check", "--repair")...)
+	if r.err != nil {
+		t.Fatalf("check --repair: %v\n%s\n%s", r.err, r.stdout, tail(r.stderr, 3000))
+	}
+	mustContain(t, "check --repair", r.stdout, fmt.Sprintf("done (%d)", len(lost)), "after the repair:", "no problems")
+	if bad := missingBOMs(t, s.dataDir, want); len(bad) > 0 {
+		t.Fatalf("after check --repair, %d workloads lack their BOM: %s", len(bad), fmtList(bad))
+	}
+	r = c.runWithin(waitFor, s.args("check")...)
+	if r.err != nil {
+		t.Fatalf("check after the repair: %v\n%s", r.err, r.stdout)
+	}
+	for _, k := range []string{lost[0], lost[len(lost)/2], lost[len(lost)-1]} {
+		r = c.runWithin(waitFor, s.args("get", k)...)
+		if r.err != nil || !bytes.Equal([]byte(strings.TrimSuffix(r.stdout, "\n")), want[k].BOM) {
+			t.Errorf("get %s after the repair: %v", k, r.err)
+		}
+		// Settled: reading over the hole no longer warns.
+		if strings.Contains(r.stderr, "lost messages") {
+			t.Errorf("get %s after the repair still warns:\n%s", k, r.stderr)
+		}
+	}
+	// The sink had them all: the repaired BOMs are skipped, not written again.
+	before := listing(t, s.sinkDir)
+	r = c.mustRun(append([]string{"run", "--manifests", s.tree, "--once"}, s.args()...)...)
+	mustContain(t, "run after the repair", r.stdout, "0 exported")
+	if added, changed, removed := diff(before, listing(t, s.sinkDir)); len(added)+len(changed)+len(removed) != 0 {
+		t.Errorf("the sink changed: added %s, changed %s, removed %s", fmtList(added), fmtList(changed), fmtList(removed))
+	}
+}
+
+// TestRunRepairsTruncatedBOMSBlockAtStart: `run` checks the store when it
+// starts, says what it found, and renders the lost BOMs again.
+func TestRunRepairsTruncatedBOMSBlockAtStart(t *testing.T) {
+	c := newCLI(t)
+	s := damagedStore(t, c, 300)
+	want := serving(expect(t, s.tree, "default"))
+	lost := missingBOMs(t, s.dataDir, want)
+	if len(lost) < 50 {
+		t.Fatalf("cutting the block lost %d BOMs; the test needs a real hole", len(lost))
+	}
+	r := c.mustRun(append([]string{"run", "--manifests", s.tree, "--once"}, s.args()...)...)
+	mustContain(t, "run --once stderr", r.stderr,
+		fmt.Sprintf("self-check: BOMS lacks the outcome (BOM or tombstone) of %d handled changes", len(lost)),
+		"repaired", "store repaired")
+	if bad := missingBOMs(t, s.dataDir, want); len(bad) > 0 {
+		t.Fatalf("after run, %d workloads lack their BOM: %s", len(bad), fmtList(bad))
+	}
+	c.mustRun(s.args("check")...)
+	k := lost[len(lost)/2]
+	r = c.mustRun(s.args("get", k)...)
+	if !bytes.Equal([]byte(strings.TrimSuffix(r.stdout, "\n")), want[k].BOM) {
+		t.Errorf("get %s after the start-up repair printed another BOM", k)
 	}
 }

@@ -153,6 +153,7 @@ syncs them, waits until every BOM is exported, prints a summary and exits.`,
 			}
 			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
+				p.checkAtStart(ctx)
 				if cfg.Manifests.Once {
 					return runOnce(ctx, p, cmd.OutOrStdout())
 				}

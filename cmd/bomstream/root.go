@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e))
+	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), checkCmd(e))
 	return root.ExecuteContext(ctx)
 }
 
