@@ -259,3 +259,89 @@ func TestRunRepairsTruncatedBOMSBlockAtStart(t *testing.T) {
 		t.Errorf("get %s after the start-up repair printed another BOM", k)
 	}
 }
+
+// outliveDuplicateWindow makes the store in dataDir as old as its
+// duplicate window: BOMS forgets the message ids it stored, as it does
+// two minutes after a run, so that a second publish of a BOM is stored
+// again instead of being dropped.
+func outliveDuplicateWindow(t *testing.T, dataDir string) {
+	t.Helper()
+	bus := openBus(t, dataDir, "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	_, js := bus.Raw()
+	s, err := js.Stream(ctx, schemas.StreamBOMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.Duplicates = 100 * time.Millisecond
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	bus.Close()
+}
+
+// bomsMessages counts the messages of BOMS in dataDir.
+func bomsMessages(t *testing.T, dataDir string) uint64 {
+	t.Helper()
+	bus := openBus(t, dataDir, "")
+	defer bus.Close()
+	st, err := bus.State(context.Background(), schemas.StreamBOMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Msgs
+}
+
+// TestLostTransformerStateDoesNotRepublish: a transformer consumer whose
+// state was emptied (or removed) starts again from the first change; the
+// BOMs already on BOMS are not published a second time and history shows
+// every version once.
+func TestLostTransformerStateDoesNotRepublish(t *testing.T) {
+	obs := func(dataDir string) string {
+		return filepath.Join(dataDir, "jetstream", "$G", "streams", "CHANGES", "obs", "transformer")
+	}
+	for _, damage := range []struct {
+		name string
+		do   func(t *testing.T, dataDir string)
+	}{
+		{"state file emptied", func(t *testing.T, dataDir string) {
+			if err := os.Truncate(filepath.Join(obs(dataDir), "o.dat"), 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"consumer removed", func(t *testing.T, dataDir string) {
+			if err := os.RemoveAll(obs(dataDir)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			c := newCLI(t)
+			s := newStore(t)
+			copyManifests(t, examplesDir, s.tree)
+			want := serving(expect(t, s.tree, "default"))
+			c.mustRun(append([]string{"run", "--manifests", s.tree, "--once"}, s.args()...)...)
+			n := bomsMessages(t, s.dataDir)
+			if n != uint64(len(want)) {
+				t.Fatalf("BOMS holds %d messages after the first run, want %d", n, len(want))
+			}
+			outliveDuplicateWindow(t, s.dataDir)
+			damage.do(t, s.dataDir)
+
+			r := c.mustRun(append([]string{"run", "--manifests", s.tree, "--once"}, s.args()...)...)
+			if got := bomsMessages(t, s.dataDir); got != n {
+				t.Errorf("BOMS holds %d messages after the restart, want %d: BOMs were published again\n%s", got, n, tail(r.stderr, 3000))
+			}
+			for k := range want {
+				r := c.mustRun(s.args("history", k)...)
+				if rows := strings.Count(r.stdout, "\n") - 2; rows != 1 {
+					t.Errorf("history %s shows %d versions, want 1:\n%s", k, rows, r.stdout)
+				}
+			}
+			c.mustRun(s.args("check")...)
+		})
+	}
+}
