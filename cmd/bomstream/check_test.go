@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -37,14 +38,19 @@ const bigContainer = `      - name: c%d
         args: ["org-%d/model-%d-%d", "--tensor-parallel-size=2", "--max-model-len=8192"]
 `
 
-// writeBig writes n big Deployments into one file of dir.
-func writeBig(t *testing.T, dir string, n int) {
+// writeBig writes n big Deployments into one file of dir; the ones whose
+// index is in edited run a newer image in their first container.
+func writeBig(t *testing.T, dir string, n int, edited ...int) {
 	t.Helper()
 	var b strings.Builder
 	for i := range n {
 		fmt.Fprintf(&b, bigDeployment, i)
 		for j := range 16 {
-			fmt.Fprintf(&b, bigContainer, j, j, i, i, i, j)
+			c := fmt.Sprintf(bigContainer, j, j, i, i, i, j)
+			if j == 0 && slices.Contains(edited, i) {
+				c = strings.Replace(c, "vllm-openai:v0.0.", "vllm-openai:v0.1.", 1)
+			}
+			b.WriteString(c)
 		}
 		b.WriteString("---\n")
 	}
@@ -343,5 +349,82 @@ func TestLostTransformerStateDoesNotRepublish(t *testing.T) {
 			}
 			c.mustRun(s.args("check")...)
 		})
+	}
+}
+
+// historyRows are the version rows of `history` output.
+func historyRows(out string) []string {
+	var rows []string
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 0 && line[0] >= '0' && line[0] <= '9' {
+			rows = append(rows, line)
+		}
+	}
+	return rows
+}
+
+// TestHistoryOverGap: a workload's first version is lost with the block,
+// its second is not. history finishes and warns; after the repair it shows
+// both versions, once each and in order, and get finds each.
+func TestHistoryOverGap(t *testing.T) {
+	c := newCLI(t)
+	s := newStore(t)
+	// The manifests' modification times are the observation times.
+	at := func(when time.Time) {
+		if err := os.Chtimes(filepath.Join(s.tree, "big.yaml"), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeBig(t, s.tree, 300)
+	at(t1)
+	runOnce := func() { c.mustRun(append([]string{"run", "--manifests", s.tree, "--once"}, s.args()...)...) }
+	runOnce()
+	// The workload whose BOM is in the middle of the first block.
+	bus := openBus(t, s.dataDir, "")
+	m, err := bus.GetMsg(context.Background(), schemas.StreamBOMs, 200)
+	if err != nil || m == nil {
+		t.Fatalf("BOMS 200: %v", err)
+	}
+	w, err := schemas.ParseWorkloadHeader(m.Header.Get(schemas.HeaderWorkload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus.Close()
+	var idx int
+	fmt.Sscanf(w.Name, "big-%d", &idx)
+	key := wkey(w)
+	first := expect(t, s.tree, "default")[key]
+	writeBig(t, s.tree, 300, idx)
+	at(t2)
+	between := t1.Add(12 * time.Hour)
+	second := expect(t, s.tree, "default")[key]
+	if first.BomHash == second.BomHash {
+		t.Fatal("the edit did not change the BOM")
+	}
+	runOnce()
+	cutFirstBOMSBlock(t, s.dataDir)
+
+	r := c.runWithin(waitFor, s.args("history", key)...)
+	if r.err != nil {
+		t.Fatalf("history over the hole: %v\n%s", r.err, r.stderr)
+	}
+	mustContain(t, "history stderr", r.stderr, "BOMS has lost messages", "skipped sequences")
+	if rows := historyRows(r.stdout); len(rows) != 1 || !strings.Contains(rows[0], short(second.BomHash)) {
+		t.Fatalf("history over the hole shows %d versions, want only the second:\n%s", len(rows), r.stdout)
+	}
+
+	c.mustRun(s.args("check", "--repair")...)
+	r = c.mustRun(s.args("history", key)...)
+	rows := historyRows(r.stdout)
+	if len(rows) != 2 || !strings.Contains(rows[0], short(first.BomHash)) || !strings.Contains(rows[1], short(second.BomHash)) {
+		t.Fatalf("history after the repair: want the two versions once each, oldest first:\n%s", r.stdout)
+	}
+	r = c.mustRun(s.args("get", key)...)
+	if !bytes.Equal([]byte(strings.TrimSuffix(r.stdout, "\n")), second.BOM) {
+		t.Errorf("get after the repair did not print the second BOM")
+	}
+	r = c.mustRun(s.args("get", "--at", between.UTC().Format(time.RFC3339Nano), key)...)
+	if !bytes.Equal([]byte(strings.TrimSuffix(r.stdout, "\n")), first.BOM) {
+		t.Errorf("get --at between the versions did not print the first BOM")
 	}
 }

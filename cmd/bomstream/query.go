@@ -78,7 +78,7 @@ func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVer
 		out = append(out, v)
 		return nil
 	})
-	return out, err
+	return byChange(out), err
 }
 
 // withHistory opens the stream (quietly), finds the workload named by key and
