@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -65,5 +67,34 @@ func TestRangesWithout(t *testing.T) {
 		if got := rs.Without(c.other).String(); got != c.want {
 			t.Errorf("%s without %s = %q, want %q", rs, c.other, got, c.want)
 		}
+	}
+}
+
+// The server answers "not found" to the last message of ">" when the
+// stream's last sequence was lost; Messages still reads what is there.
+func TestMessagesWhenTheLastMessageWasLost(t *testing.T) {
+	b := openEmbedded(t, Config{})
+	ctx := testContext(t)
+	for i := range 3 {
+		if _, err := b.js.Publish(ctx, schemas.BOMsSubject(testWorkload("u1")), fmt.Appendf(nil, "m%d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := b.stream(ctx, schemas.StreamBOMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMsg(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	if err := b.Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+		got = append(got, m.Sequence)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[1 2]" {
+		t.Errorf("Messages read %v, want [1 2]", got)
 	}
 }

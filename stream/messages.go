@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // ErrStop, returned by the callback of Messages, ends the iteration early
@@ -38,7 +40,9 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 	}
 	filter := subject
 	if filter == "" {
-		filter = ">"
+		// Not ">": the server answers "not found" to the last message of
+		// ">" when the stream's last sequence is one it lost.
+		filter = allOf(streamName)
 	}
 	last, err := s.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -99,4 +103,17 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 			return nil
 		}
 	}
+}
+
+// allOf is the filter of every subject of a bomstream stream.
+func allOf(streamName string) string {
+	switch streamName {
+	case schemas.StreamChanges:
+		return schemas.SubjectChangesPrefix + ">"
+	case schemas.StreamBOMs:
+		return schemas.SubjectBOMsPrefix + ">"
+	case schemas.StreamDLQ:
+		return schemas.SubjectDLQPrefix + ">"
+	}
+	return ">"
 }

@@ -21,8 +21,9 @@ type Transformer interface {
 	// data stored at changeSeq, given whether the workload was serving
 	// before it; nil when it publishes none. It must not touch the network.
 	Outcome(data []byte, changeSeq uint64, wasServing bool) (*nats.Msg, error)
-	// Publish stores an outcome on BOMS as the stage does.
-	Publish(ctx context.Context, out *nats.Msg) error
+	// Publish stores an outcome on BOMS as the stage does; duplicate says
+	// BOMS dropped it for a message id it remembers.
+	Publish(ctx context.Context, out *nats.Msg) (duplicate bool, err error)
 }
 
 // Config says where the stages keep their state.
@@ -297,15 +298,10 @@ func (s *scan) readDeadLetters(ctx context.Context) error {
 // whose history has one (known from the outcomes BOMS still holds).
 func (s *scan) gaps(context.Context) error {
 	r := s.r
-	if lost := r.BOMs.Lost; len(lost) > 0 {
+	if lost := lostOf(r.BOMs); len(lost) > 0 {
 		r.add(Finding{Severity: Note, Area: "BOMS", Text: fmt.Sprintf("the store lost %d messages (sequences %s): the changes whose outcomes they were are listed under problems until they are rendered again", lost.Len(), lost)})
 	}
-	for _, st := range []stream.StreamState{r.Changes, r.BOMs} {
-		if st.FirstSeq > 1 && !st.Limited {
-			r.add(Finding{Severity: Note, Area: st.Name, Text: fmt.Sprintf("the stream starts at sequence %d with no age or size limit: messages 1-%d are gone", st.FirstSeq, st.FirstSeq-1)})
-		}
-	}
-	lost := r.Changes.Lost
+	lost := lostOf(r.Changes)
 	if len(lost) == 0 {
 		return nil
 	}
@@ -322,4 +318,13 @@ func (s *scan) gaps(context.Context) error {
 			lost.Len(), lost, known),
 		Workloads: names})
 	return nil
+}
+
+// lostOf is what st lacks: its holes, and its head when it starts after 1
+// with no limit to drop old messages.
+func lostOf(st stream.StreamState) stream.Ranges {
+	if st.FirstSeq <= 1 || st.Limited {
+		return st.Lost
+	}
+	return append(stream.Ranges{{First: 1, Last: min(st.FirstSeq-1, st.LastSeq)}}, st.Lost...)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -43,7 +44,7 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 			}
 			out, err := s.c.cfg.Transformer.Outcome(m.Data, ev.seq, serving)
 			if err != nil {
-				what := fmt.Sprintf("change %d of %s: %v", ev.seq, subj, err)
+				what := fmt.Sprintf("change %d: %v", ev.seq, err)
 				if dlq[ev.seq] {
 					deadLettered = append(deadLettered, what)
 				} else {
@@ -55,7 +56,7 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 				continue // renders no BOM, and none was due
 			}
 			if dlq[ev.seq] {
-				deadLettered = append(deadLettered, fmt.Sprintf("change %d of %s", ev.seq, subj))
+				deadLettered = append(deadLettered, fmt.Sprintf("change %d of %s", ev.seq, workloadName(out.Header.Get(schemas.HeaderWorkload), subj)))
 				continue
 			}
 			s.missing = append(s.missing, missing{subject: subj, seq: ev.seq, wasServing: serving,
@@ -131,7 +132,15 @@ func (s *scan) republishWorkload(ctx context.Context, ms []missing) (int, error)
 		if err != nil || out == nil {
 			return n, fmt.Errorf("repair change %d of %s: it rendered when checked and no longer does: %v", m.seq, m.workload, err)
 		}
-		if err := s.c.cfg.Transformer.Publish(ctx, out); err != nil {
+		dup, err := s.c.cfg.Transformer.Publish(ctx, out)
+		if err == nil && dup {
+			// BOMS remembers the id of the message it lost (it lost it
+			// within its duplicate window, without a restart): this copy
+			// goes without one.
+			out.Header.Del(jetstream.MsgIDHeader)
+			_, err = s.c.cfg.Transformer.Publish(ctx, out)
+		}
+		if err != nil {
 			return n, fmt.Errorf("repair change %d of %s: %w", m.seq, m.workload, err)
 		}
 		n++

@@ -135,7 +135,8 @@ func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
 		s.log.Debug("no bom for workload", zap.Stringer("workload", w))
 		return nil
 	}
-	return s.publish(ctx, w, out)
+	_, err = s.publishAck(ctx, w, out)
+	return err
 }
 
 // Outcome is the message the stage publishes on BOMS for the change event
@@ -155,12 +156,15 @@ func (s *Service) Outcome(data []byte, changeSeq uint64, wasServing bool) (*nats
 }
 
 // Publish stores an outcome on BOMS, as the stage does after Outcome.
-func (s *Service) Publish(ctx context.Context, out *nats.Msg) error {
+// duplicate says BOMS dropped it: it remembers the message id (within its
+// duplicate window), whether or not it still holds that message.
+func (s *Service) Publish(ctx context.Context, out *nats.Msg) (duplicate bool, err error) {
 	w, err := schemas.ParseWorkloadHeader(out.Header.Get(schemas.HeaderWorkload))
 	if err != nil {
-		return fmt.Errorf("publish outcome: %w", err)
+		return false, fmt.Errorf("publish outcome: %w", err)
 	}
-	return s.publish(ctx, w, out)
+	ack, err := s.publishAck(ctx, w, out)
+	return ack.Duplicate, err
 }
 
 // decode reads a change event and checks the identity its outcome needs.
@@ -214,22 +218,23 @@ func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServin
 	return out, nil
 }
 
-// publish stores out on BOMS and counts it.
-func (s *Service) publish(ctx context.Context, w schemas.Workload, out *nats.Msg) error {
+// publishAck stores out on BOMS and counts it.
+func (s *Service) publishAck(ctx context.Context, w schemas.Workload, out *nats.Msg) (stream.PubAck, error) {
 	reason := out.Header.Get(schemas.HeaderTombstoneReason)
 	what := "bom"
 	if reason != "" {
 		what = "tombstone"
 	}
-	if _, err := s.bus.Publish(ctx, out, out.Header.Get(jetstream.MsgIDHeader)); err != nil {
-		return fmt.Errorf("publish %s of %s: %w", what, w, err)
+	ack, err := s.bus.Publish(ctx, out, out.Header.Get(jetstream.MsgIDHeader))
+	if err != nil {
+		return ack, fmt.Errorf("publish %s of %s: %w", what, w, err)
 	}
 	if reason != "" {
 		s.m.tombstones.WithLabelValues(reason).Inc()
 	} else {
 		s.m.rendered.Inc()
 	}
-	return nil
+	return ack, nil
 }
 
 // outcome is what BOMS last says of a workload.
