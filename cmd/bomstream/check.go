@@ -107,13 +107,14 @@ func checkStore(ctx context.Context, p *pipeline, out io.Writer, repair bool) er
 	return nil
 }
 
-// checkAtStart checks the store before the stages start: a quick look at
-// the states, and a full check only when they show a loss. It repairs
-// what can be derived again (lost BOMs, consumers that would skip or
-// repeat) and logs the rest. It never stops the start: a store with a hole
-// still serves everything it holds.
+// checkAtStart checks the embedded store before the stages start: a quick
+// look at the states, and a full check only when they show a loss. It
+// repairs what can be derived again (lost BOMs, consumers that would skip
+// or repeat) and logs the rest. It never stops the start: a store with a
+// hole still serves everything it holds. An external server is shared with
+// other processes at work: `bomstream check` is for it.
 func (p *pipeline) checkAtStart(ctx context.Context) {
-	if p.svc == nil {
+	if p.svc == nil || !p.bus.Embedded() {
 		return
 	}
 	log := p.log.Named("check")
