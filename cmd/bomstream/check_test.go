@@ -203,7 +203,11 @@ func TestCheckRepairsTruncatedBOMSBlock(t *testing.T) {
 		t.Fatalf("cutting the block lost %d BOMs; the test needs a real hole", len(lost))
 	}
 
-	r := c.runWithin(waitFor, s.args("check")...)
+	r := c.runWithin(waitFor, s.args("get", lost[0])...)
+	if r.err == nil || !strings.Contains(r.err.Error(), "the store lost its BOMs (`bomstream check` tells which)") {
+		t.Errorf("get of a workload whose BOM was lost: %v", r.err)
+	}
+	r = c.runWithin(waitFor, s.args("check")...)
 	if r.err == nil {
 		t.Fatalf("check of a store that lost %d BOMs succeeded:\n%s", len(lost), r.stdout)
 	}
