@@ -65,9 +65,10 @@ const (
 	// Full reads every message of CHANGES and BOMS (headers only, and the
 	// events it must render) and every ledger.
 	Full Mode = iota
-	// Quick reads the streams' and consumers' states and goes on as Full
-	// only when they show a loss: for a process start, where a store of
-	// 100,000 changes must not wait for a full read.
+	// Quick reads the streams' and consumers' states and each workload's
+	// last change and last outcome, and goes on as Full only when they
+	// show a loss: for a process start, where a store of 100,000 changes
+	// must not wait for a full read.
 	Quick
 )
 
@@ -196,22 +197,17 @@ type outcome struct {
 	workload  string // cluster/namespace/kind/name
 }
 
-// event is one CHANGES message as the check sees it.
-type event struct {
-	seq uint64
-}
-
 // scan holds what one full check read.
 type scan struct {
 	r *Report
 	c *Checker
 
-	outcomes  map[uint64]outcome // by change sequence: the first stored
-	twice     int                // outcomes stored more than once
-	latest    map[string]uint64  // BOMS subject -> highest change sequence
-	events    map[string][]event // BOMS subject -> its workload's events on CHANGES, in order
-	subjects  []string           // the keys of events, in order of first event
-	onChanges map[uint64]bool    // change sequences CHANGES holds
+	outcomes  map[uint64]outcome  // by change sequence: the first stored
+	twice     int                 // outcomes stored more than once
+	latest    map[string]uint64   // BOMS subject -> highest change sequence
+	events    map[string][]uint64 // BOMS subject -> its workload's change sequences, in order
+	subjects  []string            // the keys of events, in order of first event
+	onChanges map[uint64]bool     // change sequences CHANGES holds
 	dlq       map[string]map[uint64]bool
 
 	missing []missing // outcomes BOMS lost, by workload then change
@@ -263,14 +259,14 @@ func workloadName(header, subject string) string {
 }
 
 func (s *scan) readChanges(ctx context.Context) error {
-	s.events = map[string][]event{}
+	s.events = map[string][]uint64{}
 	s.onChanges = map[uint64]bool{}
 	return s.c.bus.Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		subj := bomsSubject(m.Subject)
 		if _, ok := s.events[subj]; !ok {
 			s.subjects = append(s.subjects, subj)
 		}
-		s.events[subj] = append(s.events[subj], event{seq: m.Sequence})
+		s.events[subj] = append(s.events[subj], m.Sequence)
 		s.onChanges[m.Sequence] = true
 		return nil
 	})

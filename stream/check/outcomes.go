@@ -11,6 +11,10 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
+// transformerStage is the stage name the transformer dead-letters under
+// (service.DefaultStage).
+const transformerStage = "transformer"
+
 // checkOutcomes walks every workload's events in change order and finds the
 // ones the transformer handled whose outcome BOMS lacks.
 func (s *scan) checkOutcomes(ctx context.Context) error {
@@ -19,33 +23,33 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 	if tc := r.consumer(schemas.StreamChanges, s.c.cfg.TransformerDurable); tc != nil {
 		handled = tc.AckFloor
 	}
-	dlq := s.dlq["transformer"]
+	dlq := s.dlq[transformerStage]
 	var unrenderable, deadLettered []string
 	pending := 0
 	for _, subj := range s.subjects {
 		serving := false
-		for _, ev := range s.events[subj] {
+		for _, seq := range s.events[subj] {
 			r.Checked.Events++
-			if o, ok := s.outcomes[ev.seq]; ok && o.subject == subj {
+			if o, ok := s.outcomes[seq]; ok && o.subject == subj {
 				serving = !o.tombstone
 				continue
 			}
-			due := ev.seq <= handled || ev.seq < s.latest[subj]
+			due := seq <= handled || seq < s.latest[subj]
 			if !due {
 				pending++
 				continue
 			}
-			m, err := s.c.bus.GetMsg(ctx, schemas.StreamChanges, ev.seq)
+			m, err := s.c.bus.GetMsg(ctx, schemas.StreamChanges, seq)
 			if err != nil {
 				return err
 			}
 			if m == nil {
 				continue // gone since it was listed (limits)
 			}
-			out, err := s.c.cfg.Transformer.Outcome(m.Data, ev.seq, serving)
+			out, err := s.c.cfg.Transformer.Outcome(m.Data, seq, serving)
 			if err != nil {
-				what := fmt.Sprintf("change %d: %v", ev.seq, err)
-				if dlq[ev.seq] {
+				what := fmt.Sprintf("change %d: %v", seq, err)
+				if dlq[seq] {
 					deadLettered = append(deadLettered, what)
 				} else {
 					unrenderable = append(unrenderable, what)
@@ -55,12 +59,12 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 			if out == nil {
 				continue // renders no BOM, and none was due
 			}
-			if dlq[ev.seq] {
-				deadLettered = append(deadLettered, fmt.Sprintf("change %d of %s", ev.seq, workloadName(out.Header.Get(schemas.HeaderWorkload), subj)))
+			if dlq[seq] {
+				deadLettered = append(deadLettered, fmt.Sprintf("change %d of %s", seq, workloadName(out.Header.Get(schemas.HeaderWorkload), subj)))
 				continue
 			}
-			s.missing = append(s.missing, missing{subject: subj, seq: ev.seq, wasServing: serving,
-				workload: workloadName(out.Header.Get(schemas.HeaderWorkload), subj), interior: ev.seq < s.latest[subj]})
+			s.missing = append(s.missing, missing{subject: subj, seq: seq, wasServing: serving,
+				workload: workloadName(out.Header.Get(schemas.HeaderWorkload), subj), interior: seq < s.latest[subj]})
 			serving = out.Header.Get(schemas.HeaderTombstone) != "true"
 		}
 	}
