@@ -130,6 +130,9 @@ func (p *pipeline) checkAtStart(ctx context.Context) {
 	}
 	logFindings(log, r)
 	if r.Repairable() == 0 {
+		if r.Problems() == 0 {
+			settle(ctx, ch, r, log)
+		}
 		return
 	}
 	done, err := ch.Repair(ctx, r)
@@ -150,10 +153,15 @@ func (p *pipeline) checkAtStart(ctx context.Context) {
 		logFindings(log, r)
 		return
 	}
+	settle(ctx, ch, r, log)
+	log.Info("store repaired: every derivable outcome and consumer position is back")
+}
+
+// settle records that the holes of BOMS hold nothing more to rebuild.
+func settle(ctx context.Context, ch *check.Checker, r *check.Report, log *zap.Logger) {
 	if err := ch.Settle(ctx, r); err != nil {
 		log.Warn("self-check", zap.Error(err))
 	}
-	log.Info("store repaired: every derivable outcome and consumer position is back")
 }
 
 // logFindings logs problems as warnings and notes as information.
