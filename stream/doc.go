@@ -24,7 +24,11 @@
 //
 // Reading: LastChange is a workload's latest state; Messages walks the stored
 // history of a subject filter up to where the stream ended when it was
-// called, for history, point-in-time and replay commands.
+// called, for history, point-in-time and replay commands. A store can lose
+// messages (a damaged block file): State names the sequences CHANGES or BOMS
+// lack, and Messages and Engine.Replay step over them with a warning that
+// names them, ending at the last message stored rather than at the server's
+// pending counts, which such a store can get wrong.
 //
 // The subpackage streamtest runs a real nats-server process for tests of the
 // external, TCP path.

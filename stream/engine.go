@@ -73,6 +73,9 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p) && p.Permanent()
 }
 
+// errStopping: the engine stopped before a handler call could start.
+var errStopping = errors.New("engine stopping")
+
 // ErrAttemptTimeout is the failure of a handler call that outlived the
 // engine's attempt timeout and was abandoned.
 var ErrAttemptTimeout = errors.New("attempt timed out: the handler did not return")
@@ -545,6 +548,13 @@ func (d *dispatcher) handle(dl *delivery) {
 		m.Attempt = attempt
 		start := time.Now()
 		err := d.call(m)
+		if errors.Is(err, errStopping) {
+			if !failingSince.IsZero() {
+				e.health.recovered(m.Subject)
+			}
+			d.nak(msg, 0)
+			return
+		}
 		e.m.seconds.Observe(time.Since(start).Seconds())
 		if err == nil {
 			if !failingSince.IsZero() {
@@ -614,8 +624,12 @@ func (d *dispatcher) call(m *Msg) error {
 	e := d.e
 	select { // a slot of Concurrency; an abandoned call gives its slot back
 	case d.calls <- struct{}{}:
-	case <-d.work.Done():
-		return d.work.Err()
+	case <-d.stop.Done():
+		return errStopping // not started: handed back
+	}
+	if d.stop.Err() != nil {
+		<-d.calls
+		return errStopping
 	}
 	var freed sync.Once
 	free := func() { freed.Do(func() { <-d.calls }) }
@@ -731,13 +745,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // orderedSource reads a range of a stream through an ordered consumer:
-// nothing to acknowledge, nothing left on the server.
+// nothing to acknowledge, nothing left on the server. It ends at the
+// message stored at end, or earlier when the server says nothing is left
+// (the range shrank under it: limits, a purge). The server's pending counts
+// are not trusted further: over a store that lost messages they can count
+// messages that will never come.
 type orderedSource struct {
 	it    jetstream.MessagesContext
+	end   uint64
 	ended bool
 }
 
-// errRangeEnd ends a replay whose range shrank under it (limits, a purge).
+// errRangeEnd ends a replay at the end of its range.
 var errRangeEnd = errors.New("end of the replayed range")
 
 func (s *orderedSource) next(ctx context.Context) (jetstream.Msg, error) {
@@ -746,8 +765,14 @@ func (s *orderedSource) next(ctx context.Context) (jetstream.Msg, error) {
 	}
 	msg, err := s.it.Next(jetstream.NextContext(ctx))
 	if err == nil {
-		if md, merr := msg.Metadata(); merr == nil && md.NumPending == 0 {
-			s.ended = true
+		if md, merr := msg.Metadata(); merr == nil {
+			switch seq := md.Sequence.Stream; {
+			case seq > s.end: // appended after the replay began
+				s.ended = true
+				return nil, errRangeEnd
+			case seq == s.end || md.NumPending == 0:
+				s.ended = true
+			}
 		}
 	}
 	return msg, err
@@ -776,6 +801,10 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		t := startTime
 		occ.DeliverPolicy, occ.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
 	}
+	end, err := e.bus.lastStored(ctx, s, e.cfg.Filter)
+	if err != nil {
+		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
+	}
 	cons, err := s.OrderedConsumer(ctx, occ)
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
@@ -785,31 +814,36 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}
 	total := info.NumPending
-	if total == 0 {
+	if total == 0 || end == 0 || startSeq > end {
 		if progress != nil {
 			progress(0, 0)
 		}
 		return 0, nil
 	}
+	e.bus.warnLost(ctx, e.cfg.Stream, startSeq, end, "the replay of "+e.cfg.Stage)
 	it, err := cons.Messages(jetstream.PullMaxMessages(min(e.cfg.MaxInFlight, 512)))
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}
 	var done atomic.Uint64
 	var mu sync.Mutex
-	err = e.consume(ctx, &orderedSource{it: it}, total, func() {
+	err = e.consume(ctx, &orderedSource{it: it, end: end}, 0, func() {
 		n := done.Add(1)
 		if progress != nil {
 			mu.Lock()
-			progress(n, total)
+			progress(n, max(total, n))
 			mu.Unlock()
 		}
 	})
 	if err == nil {
 		err = ctx.Err()
 	}
+	n := done.Load()
 	if err != nil {
-		return done.Load(), fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
+		return n, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}
-	return done.Load(), nil
+	if progress != nil && n != total {
+		progress(n, n) // the server's count was off: the store lost messages
+	}
+	return n, nil
 }

@@ -16,49 +16,73 @@ import (
 // message per subject, and stops when that consumer has nothing left. An unreadable
 // event is reported as an error naming its sequence, after the others.
 func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error {
-	s, err := b.stream(ctx, schemas.StreamChanges)
-	if err != nil {
-		return fmt.Errorf("latest changes of %s: %w", cluster, err)
-	}
-	filter := schemas.SubjectChangesPrefix + cluster + ".>"
-	if _, err := s.GetLastMsgForSubject(ctx, filter); errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil // no workload yet
-	} else if err != nil {
-		return fmt.Errorf("latest changes of %s: %w", cluster, err)
-	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+	var bad []error
+	err := b.LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+cluster+".>", false, func(m *jetstream.RawStreamMsg) error {
+		ev, err := DecodeChange(m.Data)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", m.Sequence, err))
+			return nil
+		}
+		return fn(ev, m.Sequence)
 	})
 	if err != nil {
 		return fmt.Errorf("latest changes of %s: %w", cluster, err)
 	}
+	return errors.Join(bad...)
+}
+
+// LastPerSubject calls fn, in stream order, with the last message of every
+// subject of streamName that matches filter; headersOnly leaves out the
+// bodies. It ends once it delivered the last matching message stored when
+// it began, or when the consumer says nothing is left, whichever comes
+// first: over a store that lost messages the server's count can be wrong. ErrStop from fn
+// ends it early without an error.
+func (b *Bus) LastPerSubject(ctx context.Context, streamName, filter string, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
+	s, err := b.stream(ctx, streamName)
+	if err != nil {
+		return err
+	}
+	end, err := b.lastStored(ctx, s, filter)
+	if err != nil {
+		return fmt.Errorf("last messages of %s: %w", filter, err)
+	}
+	if end == 0 {
+		return nil // no subject yet
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		HeadersOnly:    headersOnly,
+	})
+	if err != nil {
+		return fmt.Errorf("last messages of %s: %w", filter, err)
+	}
 	it, err := cons.Messages()
 	if err != nil {
-		return fmt.Errorf("latest changes of %s: %w", cluster, err)
+		return fmt.Errorf("last messages of %s: %w", filter, err)
 	}
 	defer it.Stop()
-	var bad []error
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
-			return fmt.Errorf("latest changes of %s: %w", cluster, err)
+			return fmt.Errorf("last messages of %s: %w", filter, err)
 		}
 		md, err := msg.Metadata()
 		if err != nil {
-			return fmt.Errorf("latest changes of %s: %w", cluster, err)
+			return fmt.Errorf("last messages of %s: %w", filter, err)
 		}
-		if ev, err := DecodeChange(msg.Data()); err != nil {
-			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", md.Sequence.Stream, err))
-		} else if err := fn(ev, md.Sequence.Stream); errors.Is(err, ErrStop) {
+		seq := md.Sequence.Stream
+		err = fn(&jetstream.RawStreamMsg{Subject: msg.Subject(), Sequence: seq, Header: msg.Headers(), Data: msg.Data(), Time: md.Timestamp})
+		if errors.Is(err, ErrStop) {
 			return nil
-		} else if err != nil {
+		}
+		if err != nil {
 			return err
 		}
-		// The consumer counts what is left of the last-per-subject set.
-		if md.NumPending == 0 {
-			break
+		// Past end, every subject's last message stored at the call was
+		// delivered (one appended since may come first, in its place).
+		if seq >= end || md.NumPending == 0 {
+			return nil
 		}
 	}
-	return errors.Join(bad...)
 }

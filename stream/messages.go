@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // ErrStop, returned by the callback of Messages, ends the iteration early
@@ -21,13 +23,26 @@ var ErrStop = errors.New("stop iteration")
 //
 // An error from fn ends the iteration and is returned; ErrStop ends it with nil.
 func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	return b.messages(ctx, streamName, subject, fromSeq, false, fn)
+}
+
+// Headers is Messages without the bodies: fn sees each message's subject,
+// sequence, time and headers, and no Data. It does not warn about lost
+// messages: its caller (the store check) reports them.
+func (b *Bus) Headers(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	return b.messages(ctx, streamName, subject, fromSeq, true, fn)
+}
+
+func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq uint64, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
 	s, err := b.stream(ctx, streamName)
 	if err != nil {
 		return fmt.Errorf("messages of %s: %w", streamName, err)
 	}
 	filter := subject
 	if filter == "" {
-		filter = ">"
+		// Not ">": the server answers "not found" to the last message of
+		// ">" when the stream's last sequence is one it lost.
+		filter = allOf(streamName)
 	}
 	last, err := s.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -40,7 +55,10 @@ func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq 
 	if fromSeq > end {
 		return nil
 	}
-	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}}
+	if !headersOnly {
+		b.warnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
+	}
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, HeadersOnly: headersOnly}
 	if fromSeq > 1 {
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		occ.OptStartSeq = fromSeq
@@ -85,4 +103,17 @@ func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq 
 			return nil
 		}
 	}
+}
+
+// allOf is the filter of every subject of a bomstream stream.
+func allOf(streamName string) string {
+	switch streamName {
+	case schemas.StreamChanges:
+		return schemas.SubjectChangesPrefix + ">"
+	case schemas.StreamBOMs:
+		return schemas.SubjectBOMsPrefix + ">"
+	case schemas.StreamDLQ:
+		return schemas.SubjectDLQPrefix + ">"
+	}
+	return ">"
 }

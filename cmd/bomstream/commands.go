@@ -176,6 +176,7 @@ summary and exits: a one-command inventory of a cluster.`,
 			}
 			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
+				p.checkAtStart(ctx)
 				if cluster {
 					return runCluster(ctx, p, cfg, cfg.Manifests.Once, cmd.OutOrStdout())
 				}

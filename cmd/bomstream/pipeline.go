@@ -83,18 +83,20 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if p.bus, err = open(ctx, cfg.Stream, log.Named("stream")); err != nil {
 		return nil, err
 	}
-	if p.bus.ViaOwner() {
-		return p, nil // the owner runs the stages and the sinks
-	}
 	// An embedded server that no other process can reach: whoever held the
 	// consumers before was this process's dead predecessor.
 	claim := p.bus.Embedded() && cfg.Stream.Listen == ""
 	cfg.Transformer.Service.Claim = claim
 	if st.transformer {
+		// Built, not run, when the owner runs the stages: a command may
+		// render with it (check) or hand it a dead letter (dlq retry).
 		if p.svc, err = service.New(p.bus, p.renderer, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
 			p.close()
 			return nil, err
 		}
+	}
+	if p.bus.ViaOwner() {
+		return p, nil // the owner runs the sinks
 	}
 	for _, sc := range selected {
 		scfg, err := reg.Decode(sc.Type, sc.Config)

@@ -64,7 +64,7 @@ func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVer
 		out = append(out, v)
 		return nil
 	})
-	return out, err
+	return byChange(out), err
 }
 
 // withHistory opens the stream (quietly), finds the workload named by key and
@@ -205,7 +205,10 @@ func versionAt(vs []bomVersion, t time.Time) (bomVersion, error) {
 			i++
 		}
 	}
-	if i == 0 {
+	switch {
+	case len(vs) == 0:
+		return bomVersion{}, errors.New("no BOM: it serves no model, or the store lost its BOMs (`bomstream check` tells which)")
+	case i == 0:
 		return bomVersion{}, fmt.Errorf("no BOM at %s (the first is from %s)", stamp(t), firstTime(vs))
 	}
 	v := vs[i-1]

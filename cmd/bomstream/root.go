@@ -33,7 +33,7 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e))
+	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e), checkCmd(e))
 	root.AddCommand(collectorCmd(e)) // the cluster source (collector.go)
 	return root.ExecuteContext(ctx)
 }

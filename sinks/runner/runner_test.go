@@ -659,3 +659,20 @@ func TestCancelDrainsInFlight(t *testing.T) {
 	waitFor(t, "handed-back export", func() bool { return r3.Stats().Exported == 1 })
 	assertOnce(t, c3, []sinks.BOM{second})
 }
+
+func TestLedgerKeyRoundTrip(t *testing.T) {
+	for _, w := range []schemas.Workload{
+		{Cluster: "prod-1", UID: "0b1c2d3e-aaaa"},
+		{Cluster: "eu.west", UID: "uid with spaces"},
+	} {
+		a, ok := parseLedgerKey(ledgerKey(w))
+		if !ok || a.Cluster != w.Cluster || a.UID != w.UID {
+			t.Errorf("parseLedgerKey(%q) = %+v, %v; want %s/%s", ledgerKey(w), a, ok, w.Cluster, w.UID)
+		}
+	}
+	for _, k := range []string{"sha256.abc", "w.only", "w.a.b.c", "w.=zz.u"} {
+		if _, ok := parseLedgerKey(k); ok {
+			t.Errorf("parseLedgerKey(%q) read a key ledgerKey never writes", k)
+		}
+	}
+}

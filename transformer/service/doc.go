@@ -41,6 +41,10 @@
 // stream: a crash in between means a redelivery, which the dedupe id absorbs.
 // A publish that is not acked within 30s counts as failed and the event is
 // retried.
+// Outcome and Publish are the same steps without the consumer: what the
+// stage publishes for a stored event, and its publish. `bomstream check
+// --repair` uses them to put back outcomes the store lost, byte for byte.
+//
 // One bad event never blocks the stream: it is retried with backoff up to
 // Config.MaxDeliver deliveries, then parked on the DLQ with the reason, while
 // the events behind it keep flowing.

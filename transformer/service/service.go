@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -104,14 +105,11 @@ func (s *Service) Durable() string { return s.eng.Config().Durable }
 // engine calls it for one workload at a time, in CHANGES order, so every
 // publish of a workload is acked before its next event is handled.
 func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
-	ev, err := stream.DecodeChange(m.Data)
+	ev, err := decode(m.Data, m.Seq)
 	if err != nil {
-		return stream.Permanent(fmt.Errorf("parse change event at seq %d: %w", m.Seq, err))
+		return err
 	}
 	w := ev.Data.Workload
-	if w.Cluster == "" || w.UID == "" || w.Kind == "" || w.Name == "" {
-		return stream.Permanent(fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, m.Seq))
-	}
 	subject := schemas.BOMsSubject(w)
 	if m.Redelivered {
 		// An earlier holder may have published before it was lost; the
@@ -125,62 +123,118 @@ func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
 			return nil
 		}
 	}
-	if ev.IsTombstone() {
-		if err := s.publishTombstone(ctx, w, m.Seq, ev.Time, schemas.TombstoneDeleted); err != nil {
-			return err
-		}
-		s.m.tombstones.WithLabelValues(schemas.TombstoneDeleted).Inc()
+	out, err := s.outcome(ev, m.Seq, func() (bool, error) {
+		last, err := s.lastOutcome(ctx, subject)
+		return last.serving, err
+	})
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		s.m.skipped.WithLabelValues("not-serving").Inc()
+		s.log.Debug("no bom for workload", zap.Stringer("workload", w))
 		return nil
+	}
+	_, err = s.publishAck(ctx, w, out)
+	return err
+}
+
+// Outcome is the message the stage publishes on BOMS for the change event
+// data, stored on CHANGES at changeSeq: its BOM, a tombstone, or nil when
+// the event renders no BOM and the workload was not serving before it
+// (wasServing: its previous outcome on BOMS is a BOM). The message carries
+// every header the stage sets, Nats-Msg-Id schemas.BOMMsgID included, so
+// that publishing it again is what the stage did, byte for byte. An event
+// that cannot be read or rendered is an error wrapping stream.Permanent.
+// It touches no network and is safe for concurrent use.
+func (s *Service) Outcome(data []byte, changeSeq uint64, wasServing bool) (*nats.Msg, error) {
+	ev, err := decode(data, changeSeq)
+	if err != nil {
+		return nil, err
+	}
+	return s.outcome(ev, changeSeq, func() (bool, error) { return wasServing, nil })
+}
+
+// Publish stores an outcome on BOMS, as the stage does after Outcome.
+// duplicate says BOMS dropped it: it remembers the message id (within its
+// duplicate window), whether or not it still holds that message.
+func (s *Service) Publish(ctx context.Context, out *nats.Msg) (duplicate bool, err error) {
+	w, err := schemas.ParseWorkloadHeader(out.Header.Get(schemas.HeaderWorkload))
+	if err != nil {
+		return false, fmt.Errorf("publish outcome: %w", err)
+	}
+	ack, err := s.publishAck(ctx, w, out)
+	return ack.Duplicate, err
+}
+
+// decode reads a change event and checks the identity its outcome needs.
+func decode(data []byte, seq uint64) (schemas.WorkloadChange, error) {
+	ev, err := stream.DecodeChange(data)
+	if err != nil {
+		return ev, stream.Permanent(fmt.Errorf("parse change event at seq %d: %w", seq, err))
+	}
+	w := ev.Data.Workload
+	if w.Cluster == "" || w.UID == "" || w.Kind == "" || w.Name == "" {
+		return ev, stream.Permanent(fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, seq))
+	}
+	return ev, nil
+}
+
+// outcome renders ev into its BOMS message; wasServing is asked only when
+// the event renders no BOM (it reads BOMS in the stage).
+func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServing func() (bool, error)) (*nats.Msg, error) {
+	w := ev.Data.Workload
+	if ev.IsTombstone() {
+		return tombstone(w, changeSeq, ev.Time, schemas.TombstoneDeleted)
 	}
 	res, err := s.renderSafely(ev)
 	if err != nil {
-		return stream.Permanent(fmt.Errorf("render %s: %w", w, err))
+		return nil, stream.Permanent(fmt.Errorf("render %s: %w", w, err))
 	}
 	if res.BOM == nil {
-		return s.notServing(ctx, w, subject, m.Seq, ev.Time, res.Skipped)
+		serving, err := wasServing()
+		if err != nil || !serving {
+			return nil, err
+		}
+		s.log.Info("workload stopped serving", zap.Stringer("workload", w), zap.String("reason", res.Skipped))
+		return tombstone(w, changeSeq, ev.Time, schemas.TombstoneNotServing)
 	}
 	hash := schemas.BomHash(res.BOM)
 	if res.BomHash != "" && res.BomHash != hash {
-		return stream.Permanent(fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash))
+		return nil, stream.Permanent(fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash))
 	}
-	out := nats.NewMsg(subject)
+	out := nats.NewMsg(schemas.BOMsSubject(w))
 	out.Data = res.BOM
 	out.Header.Set(schemas.HeaderBomHash, hash)
 	out.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
-	out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(m.Seq, 10))
+	out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
 	out.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
 	out.Header.Set(schemas.HeaderEventTime, ev.Time.UTC().Format(time.RFC3339Nano))
 	if ev.Data.Inputs != nil && len(ev.Data.Inputs.Digests) > 0 {
 		imgs := ev.Data.Inputs.Digests
 		out.Header.Set(schemas.HeaderImages, schemas.ImagesHeader(imgs))
 	}
-	if _, err := s.bus.Publish(ctx, out, schemas.BOMMsgID(w, m.Seq)); err != nil {
-		return fmt.Errorf("publish bom of %s: %w", w, err)
-	}
-	s.m.rendered.Inc()
-	return nil
+	out.Header.Set(jetstream.MsgIDHeader, schemas.BOMMsgID(w, changeSeq))
+	return out, nil
 }
 
-// notServing handles an event whose inputs render no BOM: when the
-// workload's last message on BOMS is a BOM, its AI-BOM is no longer current
-// and a not-serving tombstone says so; otherwise (never serving, or already
-// tombstoned) there is nothing to publish.
-func (s *Service) notServing(ctx context.Context, w schemas.Workload, subject string, changeSeq uint64, at time.Time, why string) error {
-	last, err := s.lastOutcome(ctx, subject)
+// publishAck stores out on BOMS and counts it.
+func (s *Service) publishAck(ctx context.Context, w schemas.Workload, out *nats.Msg) (stream.PubAck, error) {
+	reason := out.Header.Get(schemas.HeaderTombstoneReason)
+	what := "bom"
+	if reason != "" {
+		what = "tombstone"
+	}
+	ack, err := s.bus.Publish(ctx, out, out.Header.Get(jetstream.MsgIDHeader))
 	if err != nil {
-		return err
+		return ack, fmt.Errorf("publish %s of %s: %w", what, w, err)
 	}
-	if !last.serving {
-		s.m.skipped.WithLabelValues("not-serving").Inc()
-		s.log.Debug("no bom for workload", zap.Stringer("workload", w), zap.String("reason", why))
-		return nil
+	if reason != "" {
+		s.m.tombstones.WithLabelValues(reason).Inc()
+	} else {
+		s.m.rendered.Inc()
 	}
-	if err := s.publishTombstone(ctx, w, changeSeq, at, schemas.TombstoneNotServing); err != nil {
-		return err
-	}
-	s.m.tombstones.WithLabelValues(schemas.TombstoneNotServing).Inc()
-	s.log.Info("workload stopped serving", zap.Stringer("workload", w), zap.String("reason", why))
-	return nil
+	return ack, nil
 }
 
 // outcome is what BOMS last says of a workload.
@@ -210,10 +264,11 @@ func (s *Service) renderSafely(ev schemas.WorkloadChange) (res transformer.Resul
 	return s.render.Render(ev)
 }
 
-func (s *Service) publishTombstone(ctx context.Context, w schemas.Workload, changeSeq uint64, at time.Time, reason string) error {
+// tombstone is the BOMS message saying that w's AI-BOM is no longer current.
+func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string) (*nats.Msg, error) {
 	body, err := schemas.CanonicalJSON(w)
 	if err != nil {
-		return stream.Permanent(fmt.Errorf("tombstone of %s: %w", w, err))
+		return nil, stream.Permanent(fmt.Errorf("tombstone of %s: %w", w, err))
 	}
 	out := nats.NewMsg(schemas.BOMsSubject(w))
 	out.Data = body
@@ -222,10 +277,8 @@ func (s *Service) publishTombstone(ctx context.Context, w schemas.Workload, chan
 	out.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
 	out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
 	out.Header.Set(schemas.HeaderEventTime, at.UTC().Format(time.RFC3339Nano))
-	if _, err := s.bus.Publish(ctx, out, schemas.BOMMsgID(w, changeSeq)); err != nil {
-		return fmt.Errorf("publish tombstone of %s: %w", w, err)
-	}
-	return nil
+	out.Header.Set(jetstream.MsgIDHeader, schemas.BOMMsgID(w, changeSeq))
+	return out, nil
 }
 
 // Retry puts one dead letter of the transformer back through it: the event

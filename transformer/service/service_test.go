@@ -632,3 +632,67 @@ func TestConfigValidateNamesField(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Outcome gives, without a consumer, the message the stage published for an
+// event: the same subject, body and headers (message id included), so that
+// a repair that publishes it again restores exactly what was lost.
+func TestOutcomeIsWhatTheStagePublished(t *testing.T) {
+	b := openBus(t, stream.Config{})
+	r := newTestRenderer()
+	s := newService(t, b, r, Config{}, nil)
+	w, del := workload("u1"), workload("gone")
+	bomSeq := publish(t, b, event(t, w, "vllm:a"))
+	stopSeq := publish(t, b, event(t, w, "nginx"))
+	publish(t, b, event(t, del, "vllm:b"))
+	delSeq := publish(t, b, schemas.NewDeleted("test", time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC), del))
+	run(t, s)
+	eventually(t, "all acked", func() bool { return settled(t, b, DefaultDurable) })
+
+	stored := map[string]*jetstream.RawStreamMsg{}
+	for _, m := range messages(t, b, schemas.StreamBOMs, "") {
+		stored[m.Header.Get(schemas.HeaderChangeSeq)] = m
+	}
+	for _, c := range []struct {
+		seq        uint64
+		wasServing bool
+	}{{bomSeq, false}, {stopSeq, true}, {delSeq, true}} {
+		data := changeData(t, b, c.seq)
+		out, err := s.Outcome(data, c.seq, c.wasServing)
+		if err != nil || out == nil {
+			t.Fatalf("Outcome(%d) = %v, %v", c.seq, out, err)
+		}
+		m := stored[fmt.Sprint(c.seq)]
+		if m == nil || out.Subject != m.Subject || string(out.Data) != string(m.Data) {
+			t.Fatalf("Outcome(%d) = %s %s, stage published %v", c.seq, out.Subject, out.Data, m)
+		}
+		for k := range m.Header {
+			if strings.HasPrefix(k, "Nats-Expected-") {
+				continue // the publish adds it
+			}
+			if out.Header.Get(k) != m.Header.Get(k) {
+				t.Errorf("Outcome(%d) header %s = %q, stage published %q", c.seq, k, out.Header.Get(k), m.Header.Get(k))
+			}
+		}
+	}
+	if out, err := s.Outcome(changeData(t, b, stopSeq), stopSeq, false); out != nil || err != nil {
+		t.Errorf("a non-serving event of a workload that was not serving: %v, %v; want nothing", out, err)
+	}
+	if _, err := s.Outcome([]byte("{"), 99, false); !stream.IsPermanent(err) {
+		t.Errorf("unreadable event: %v, want a permanent error", err)
+	}
+}
+
+// changeData is the body of the CHANGES message at seq.
+func changeData(t *testing.T, b *stream.Bus, seq uint64) []byte {
+	t.Helper()
+	_, js := b.Raw()
+	s, err := js.Stream(context.Background(), schemas.StreamChanges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetMsg(context.Background(), seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Data
+}

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/bomstream/bomstream/stream"
+)
+
+// Applied is a sink ledger's record of one workload: the last version the
+// sink applied, for checks that hold the ledger against BOMS.
+type Applied struct {
+	Key          string // "w.<cluster>.<uid>"
+	Cluster, UID string
+	ChangeSeq    uint64
+	BomHash      string // "" for a tombstone
+	Tombstone    string // the tombstone's reason
+	StreamSeq    uint64 // where on BOMS the version was read
+	Workload     string // cluster/namespace/kind/name
+}
+
+// ReadLedger returns every entry of sink's ledger. Keys and values it
+// cannot read are listed in bad; the runner rewrites them when their
+// workload next comes by.
+func ReadLedger(ctx context.Context, bus *stream.Bus, sink string) (entries []Applied, bad []string, err error) {
+	l, err := bus.Ledger(ctx, sink)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = l.All(ctx, func(key string, value []byte, _ uint64) {
+		a, ok := parseLedgerKey(key)
+		var e entry
+		if !ok || json.Unmarshal(value, &e) != nil {
+			bad = append(bad, key)
+			return
+		}
+		a.ChangeSeq, a.BomHash, a.Tombstone, a.StreamSeq, a.Workload = e.ChangeSeq, e.BomHash, e.Tombstone, e.StreamSeq, e.Workload
+		entries = append(entries, a)
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sink %s: read ledger: %w", sink, err)
+	}
+	return entries, bad, nil
+}
+
+// parseLedgerKey reads what ledgerKey wrote.
+func parseLedgerKey(key string) (Applied, bool) {
+	rest, ok := strings.CutPrefix(key, "w.")
+	cluster, uid, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || strings.Contains(uid, ".") {
+		return Applied{}, false
+	}
+	c, ok := keyTokenValue(cluster)
+	u, ok2 := keyTokenValue(uid)
+	return Applied{Key: key, Cluster: c, UID: u}, ok && ok2 && c != "" && u != ""
+}
+
+func keyTokenValue(tok string) (string, bool) {
+	h, encoded := strings.CutPrefix(tok, "=")
+	if !encoded {
+		return tok, true
+	}
+	b, err := hex.DecodeString(h)
+	return string(b), err == nil
+}
