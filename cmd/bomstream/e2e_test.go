@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
+	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/stream/streamtest"
 )
 
@@ -100,7 +100,7 @@ func (f flow) run(t *testing.T) {
 		t.Errorf("after the edit: added %s, want only %s", fmtList(added), bomFilePath(second.Workload, second.BomHash))
 	}
 	for _, p := range changed {
-		if p != filepath.Join(wdir, "latest.cdx.json") && p != filepath.Join(wdir, "latest.json") {
+		if p != filepath.Join(wdir, "latest.cdx.json") {
 			t.Errorf("after the edit: %s changed; only %s's latest pointer may", p, f.editKey)
 		}
 	}
@@ -130,18 +130,18 @@ func (f flow) run(t *testing.T) {
 	}
 	r = once()
 	added, changed, removed = diff(before, listing(t, sinkDir))
-	var wantChanged, wantRemoved []string
+	var wantAdded, wantRemoved []string
 	for _, e := range gone {
 		if e.BomHash == "" {
 			t.Fatalf("pick a file whose workloads all serve: %s has %s", f.remove, wkey(e.Workload))
 		}
-		wantChanged = append(wantChanged, filepath.Join(workloadDir(e.Workload), "latest.json"))
+		wantAdded = append(wantAdded, filepath.Join(workloadDir(e.Workload), "tombstone.json"))
 		wantRemoved = append(wantRemoved, filepath.Join(workloadDir(e.Workload), "latest.cdx.json"))
 	}
-	// The latest link goes, the state file says why; the BOMs stay as history.
-	if len(added) != 0 || fmtList(changed) != fmtList(sortStrings(wantChanged)) || fmtList(removed) != fmtList(sortStrings(wantRemoved)) {
-		t.Errorf("after deleting %s: added %s, changed %s (want %s), removed %s (want %s)",
-			f.remove, fmtList(added), fmtList(changed), fmtList(sortStrings(wantChanged)), fmtList(removed), fmtList(sortStrings(wantRemoved)))
+	// The latest link goes, a marker says why; the BOMs stay as history.
+	if fmtList(added) != fmtList(sortStrings(wantAdded)) || len(changed) != 0 || fmtList(removed) != fmtList(sortStrings(wantRemoved)) {
+		t.Errorf("after deleting %s: added %s (want %s), changed %s, removed %s (want %s)",
+			f.remove, fmtList(added), fmtList(sortStrings(wantAdded)), fmtList(changed), fmtList(removed), fmtList(sortStrings(wantRemoved)))
 	}
 	for _, e := range gone {
 		if st := sinkState(t, filepath.Join(sinkDir, workloadDir(e.Workload))); st.Tombstone != "deleted" || st.BomHash != e.BomHash {
@@ -350,23 +350,17 @@ func checkDeleted(t *testing.T, c *cli, f flow) {
 	mustContain(t, "history after deletion", r.stdout, "deleted")
 }
 
-// sinkStateFile is the file sink's latest.json.
-type sinkStateFile struct {
-	BomHash   string `json:"bomHash"`
-	ChangeSeq uint64 `json:"changeSeq"`
-	Tombstone string `json:"tombstone"`
-}
-
-func sinkState(t *testing.T, dir string) sinkStateFile {
+// sinkState is what the file sink's journal says of the workload whose
+// directory is dir (under a tree whose root is three directories up: the
+// cluster, namespace, kind, name layout).
+func sinkState(t *testing.T, dir string) file.State {
 	t.Helper()
-	var st sinkStateFile
-	b, err := os.ReadFile(filepath.Join(dir, "latest.json"))
+	root := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(dir))))
+	states, err := file.ReadStates(root)
 	if err != nil {
 		t.Errorf("state of %s: %v", dir, err)
-		return st
+		return file.State{}
 	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Errorf("state of %s: %v", dir, err)
-	}
-	return st
+	rel, _ := filepath.Rel(root, dir)
+	return states[filepath.ToSlash(rel)]
 }

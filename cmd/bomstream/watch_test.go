@@ -100,8 +100,8 @@ func TestWatchMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the deleted workload's tombstone", func() bool {
-		b, err := os.ReadFile(filepath.Join(sinkDir, workloadDir(v1.Workload), "latest.json"))
-		return err == nil && strings.Contains(string(b), `"tombstone":"deleted"`)
+		b, err := os.ReadFile(filepath.Join(sinkDir, workloadDir(v1.Workload), "tombstone.json"))
+		return err == nil && strings.Contains(string(b), `"reason":"deleted"`)
 	})
 	if code, _ := httpGet(t, base+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz while running: %d", code)

@@ -60,6 +60,9 @@ func (s *Sink) flush() error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
 	}
+	if err := s.journal.writePending(); err != nil {
+		return err
+	}
 	d, err := os.Open(s.dir)
 	if err != nil {
 		return err

@@ -5,28 +5,39 @@
 // Each workload has one directory, <dir>/<cluster>/<namespace>/<kind>/<name>
 // (a cluster-scoped workload uses "_" as its namespace), holding:
 //
-//	<bomhash-hex>.cdx.json  one immutable file per distinct BOM, created once and never rewritten
-//	latest.cdx.json         a copy of the newest BOM (by change sequence), replaced atomically
-//	latest.json             which BOM latest.cdx.json is: {"bomHash","changeSeq","streamSeq","time","uid"}
-//	deleted.json            present while the workload is gone: {"changeSeq","streamSeq","time","uid"}
+//	<bomhash-hex>.cdx.json  one file per distinct BOM, named by the hash of its bytes
+//	latest.cdx.json         the current BOM: a hard link to its <bomhash-hex>.cdx.json,
+//	                        absent while the workload is deleted or not serving
+//	tombstone.json          present while it is: {"reason","changeSeq","time"}
 //
-// Every file is written to a temporary file in the same directory, fsynced,
-// then linked (immutable files: create-only) or renamed (the others) into
-// place, and the directory is fsynced: a reader never sees half a file.
-// The option `fsync: false` (Config.Fsync) skips the fsyncs, which spares
-// four waits on the disk per BOM, at the price of losing the last exports on
-// a machine crash (see Config.Fsync); the default stays durable. The
-// latest BOM is a copy rather than a symlink so that it reads the same with
-// cat, through object-store syncs and in Git, which do not all follow links.
+// and the root holds .bomstream-state.jsonl, the journal of every workload's
+// last applied version (change sequence, bomHash, tombstone reason), one
+// JSON line per version, compacted when the sink opens it. A BOM therefore
+// costs about five system calls: its directory (once), its file (open, write,
+// close) and the link, plus a share of one append to the journal.
 //
-// Export of a BOM whose change sequence is older than latest.json's keeps
-// the immutable file (history) but leaves latest alone; an Export newer than
-// deleted.json revives the workload by removing the marker; a tombstone older
-// than the latest BOM of the same name (a workload re-created under its old
-// name) is ignored. Path segments come from Kubernetes names, which are DNS
+// Durability is group-committed: the exports in flight at one moment share
+// one flush of the file system (syncfs(2) on Linux) after the journal's
+// lines are appended, and no Export returns before the flush that covers
+// it. `fsync: false` (Config.Fsync) skips the flush, at the price of losing
+// the last exports on a machine crash (not a process crash).
+//
+// A BOM file is written in place, not renamed into place: nothing points at
+// it until latest.cdx.json does, and its name is its hash, so a file torn by a
+// crash is noticed (its bytes do not hash to its name) and written again by
+// the next Export of that BOM. latest.cdx.json is swapped atomically (a link
+// under a temporary name, renamed), and, being a hard link, reads the same
+// with cat, in Git and through object-store syncs.
+//
+// Export of a BOM whose change sequence is older than the workload's state
+// keeps the BOM file (history) but leaves latest alone; a newer Export after
+// a tombstone makes the workload current again; a tombstone older than the
+// state is ignored. Path segments come from Kubernetes names, which are DNS
 // subdomains, but any segment that could escape the tree ("", ".", "..", or
-// one containing a slash, backslash or NUL) is rejected with a permanent error.
+// one containing a slash, backslash or NUL) is rejected with a permanent
+// error.
 //
-// One Sink serialises writes per workload directory and is safe for
-// concurrent use; two processes writing the same tree are not coordinated.
+// One Sink serialises writes per workload directory, keeps what it knows in
+// memory, and is safe for concurrent use; it assumes it is the only writer
+// of its tree (the process that owns the data directory).
 package file

@@ -28,12 +28,14 @@ const Type = "file"
 
 // File names inside a workload directory.
 const (
-	// LatestFile is a symbolic link to the workload's current BOM; there is
-	// none while the workload is deleted or not serving.
+	// LatestFile is the workload's current BOM: a hard link to its
+	// <bomhash>.cdx.json, so that it reads as a plain file everywhere (cat,
+	// Git, object-store syncs); there is none while the workload is deleted
+	// or not serving.
 	LatestFile = "latest.cdx.json"
-	// StateFile records the last version applied: its BOM hash, change
-	// sequence, and the tombstone reason when it is not current.
-	StateFile = "latest.json"
+	// TombstoneFile is there while the workload has no current BOM, saying
+	// why: {"reason","changeSeq","time"}.
+	TombstoneFile = "tombstone.json"
 	// Suffix ends every BOM file: <bomhash-hex>.cdx.json.
 	Suffix = ".cdx.json"
 	// tmpPrefix starts the temporary files a crash may leave; they are
@@ -85,22 +87,16 @@ func (c Config) Validate() error {
 // data directory): it keeps what it knows of each workload directory in
 // memory.
 type Sink struct {
-	name   string
-	dir    string
-	log    *zap.Logger
-	fsync  bool
-	commit *committer
-	locks  [64]sync.Mutex // striped by workload directory
+	name    string
+	dir     string
+	log     *zap.Logger
+	fsync   bool
+	commit  *committer
+	journal *journal
+	locks   [64]sync.Mutex // striped by workload directory
 
-	mu     sync.Mutex
-	states map[string]*dirState // by workload directory, once looked at
-}
-
-// dirState is what the sink knows of one workload directory; its stripe
-// lock guards it.
-type dirState struct {
-	exists bool
-	state  state
+	mu   sync.Mutex
+	seen map[string]bool // workload directories looked at (stale temporary files removed)
 }
 
 // SinkType is the registry entry of the file sink.
@@ -129,7 +125,8 @@ func New(cfg Config, log *zap.Logger) (*Sink, error) {
 		log = zap.NewNop()
 	}
 	s := &Sink{name: cfg.Name, dir: filepath.Clean(cfg.Dir), fsync: cfg.durable(), log: log.With(zap.String("sink", cfg.Name)),
-		states: map[string]*dirState{}}
+		seen: map[string]bool{}}
+	s.journal = &journal{root: s.dir}
 	s.commit = &committer{flush: s.flush}
 	return s, nil
 }
@@ -140,8 +137,8 @@ func (s *Sink) Name() string { return s.name }
 // Dir is the root of the tree.
 func (s *Sink) Dir() string { return s.dir }
 
-// Close implements sinks.Sink; the file sink holds nothing open.
-func (s *Sink) Close() error { return nil }
+// Close implements sinks.Sink: the journal is closed.
+func (s *Sink) Close() error { return s.journal.close() }
 
 // WorkloadDir is the directory of w, or a permanent error when a segment of
 // w's identity could escape the tree.
@@ -170,21 +167,6 @@ func checkSegment(seg string) error {
 }
 
 var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
-// state is the content of latest.json.
-type state struct {
-	// BomHash is the last BOM exported (kept when a tombstone followed).
-	BomHash string `json:"bomHash,omitempty"`
-	// ChangeSeq, StreamSeq and Time are those of the last version applied,
-	// a BOM or a tombstone.
-	ChangeSeq uint64    `json:"changeSeq"`
-	StreamSeq uint64    `json:"streamSeq"`
-	Time      time.Time `json:"time"`
-	UID       string    `json:"uid"`
-	// Tombstone is the reason ("deleted", "not-serving") when the last
-	// version applied was a tombstone: the workload has no current BOM.
-	Tombstone string `json:"tombstone,omitempty"`
-}
 
 // Export implements sinks.Sink.
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
@@ -217,39 +199,36 @@ func (s *Sink) export(dir string, b sinks.BOM) error {
 	mu := s.lock(dir)
 	mu.Lock()
 	defer mu.Unlock()
-	ds, err := s.look(dir)
+	rel, cur, known, err := s.look(dir)
 	if err != nil {
 		return err
 	}
-	if !ds.exists {
+	if !known {
 		if err := mkdir(dir); err != nil {
 			return err
 		}
-		ds.exists = true
 	}
 	file := strings.TrimPrefix(b.BomHash, "sha256:") + Suffix
 	if err := s.store(dir, file, b.BomHash, b.Body); err != nil {
 		return err
 	}
-	cur := ds.state
 	if cur.ChangeSeq > b.ChangeSeq || (cur.ChangeSeq == b.ChangeSeq && cur.Tombstone != "") {
 		return nil // an older version: stored as history, the current state stays
 	}
 	if cur.ChangeSeq == b.ChangeSeq && cur.BomHash == b.BomHash {
 		return s.link(dir, file, true, true) // the same version again: repair the link only
 	}
-	if err := s.link(dir, file, cur.BomHash != "" || cur.Tombstone != "", false); err != nil {
-		return err
-	}
-	next := state{BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), UID: b.Workload.UID}
-	if err := s.writeState(dir, next); err != nil {
+	if err := s.link(dir, file, cur.BomHash != "", false); err != nil {
 		return err
 	}
 	if cur.Tombstone != "" {
+		if err := os.Remove(filepath.Join(dir, TombstoneFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 		s.log.Info("workload is current again", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
 	}
-	ds.state = next
-	return nil
+	return s.journal.put(State{Dir: rel, BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq,
+		Time: b.Time.UTC().Format(time.RFC3339Nano), UID: b.Workload.UID}, !s.fsync)
 }
 
 // Tombstone implements sinks.Sink: the latest link goes, the state says why.
@@ -277,11 +256,10 @@ func (s *Sink) tombstone(dir string, t sinks.Tombstone) (bool, error) {
 	mu := s.lock(dir)
 	mu.Lock()
 	defer mu.Unlock()
-	ds, err := s.look(dir)
+	rel, cur, _, err := s.look(dir)
 	if err != nil {
 		return false, err
 	}
-	cur := ds.state
 	if cur.BomHash == "" {
 		// Nothing of this workload was ever exported here (a Deployment of
 		// nginx is deleted, say): there is nothing to retire.
@@ -301,11 +279,19 @@ func (s *Sink) tombstone(dir string, t sinks.Tombstone) (bool, error) {
 	if reason == "" {
 		reason = sinks.ReasonDeleted
 	}
-	next := state{BomHash: cur.BomHash, ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC(), UID: t.Workload.UID, Tombstone: reason}
-	if err := s.writeState(dir, next); err != nil {
+	at := t.Time.UTC().Format(time.RFC3339Nano)
+	marker, _ := json.Marshal(struct {
+		Reason    string `json:"reason"`
+		ChangeSeq uint64 `json:"changeSeq"`
+		Time      string `json:"time"`
+	}{reason, t.ChangeSeq, at})
+	if err := s.replace(dir, TombstoneFile, marker); err != nil {
 		return false, err
 	}
-	ds.state = next
+	next := State{Dir: rel, BomHash: cur.BomHash, ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: at, UID: t.Workload.UID, Tombstone: reason}
+	if err := s.journal.put(next, !s.fsync); err != nil {
+		return false, err
+	}
 	return true, nil
 }
 
@@ -315,24 +301,32 @@ func (s *Sink) lock(dir string) *sync.Mutex {
 	return &s.locks[h.Sum32()%uint32(len(s.locks))]
 }
 
-// look returns what the sink knows of dir, reading it the first time: the
-// state file, and temporary files a crash left behind (removed). The
-// caller holds dir's stripe lock.
-func (s *Sink) look(dir string) (*dirState, error) {
-	s.mu.Lock()
-	ds, ok := s.states[dir]
-	s.mu.Unlock()
-	if ok {
-		return ds, nil
+// look returns the journal's state of the workload directory dir (and dir
+// relative to the tree), and whether the directory is known to exist. The
+// first time it sees a directory the journal knows, it removes the temporary
+// files a crash left there. The caller holds dir's stripe lock.
+func (s *Sink) look(dir string) (rel string, st State, known bool, err error) {
+	rel, err = filepath.Rel(s.dir, dir)
+	if err != nil {
+		return "", State{}, false, err
 	}
-	ds = &dirState{}
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, err
-	default:
-		ds.exists = true
+	rel = filepath.ToSlash(rel)
+	st, known, err = s.journal.get(rel)
+	if err != nil || !known {
+		return rel, st, known, err
+	}
+	s.mu.Lock()
+	seen := s.seen[dir]
+	s.seen[dir] = true
+	s.mu.Unlock()
+	if !seen {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return rel, st, false, nil // the tree lost it: made again, written again
+		}
+		if err != nil {
+			return rel, st, known, err
+		}
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), tmpPrefix) {
 				if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
@@ -340,23 +334,8 @@ func (s *Sink) look(dir string) (*dirState, error) {
 				}
 			}
 		}
-		b, err := os.ReadFile(filepath.Join(dir, StateFile))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return nil, err
-		default:
-			if err := json.Unmarshal(b, &ds.state); err != nil {
-				// Rewritten by the next version; meanwhile any version is newer.
-				s.log.Warn("unreadable state file, rewriting", zap.String("path", filepath.Join(dir, StateFile)), zap.Error(err))
-				ds.state = state{}
-			}
-		}
 	}
-	s.mu.Lock()
-	s.states[dir] = ds
-	s.mu.Unlock()
-	return ds, nil
+	return rel, st, known, nil
 }
 
 // store writes the immutable file dir/name holding body, unless it is there
@@ -403,26 +382,28 @@ func mkdir(dir string) error {
 	return err
 }
 
-// link points dir/latest.cdx.json at file, atomically. replace says a link
-// may be there already: it is then swapped through a temporary name (and,
-// with check, left alone when it points at file already); otherwise the
-// link is made in one call.
+// link makes dir/latest.cdx.json the file dir/file, atomically, as a hard
+// link: one call when there is no latest yet; through a temporary name when
+// replace says there may be one (with check, a latest that is that file
+// already is left alone).
 func (s *Sink) link(dir, file string, replace, check bool) error {
-	final := filepath.Join(dir, LatestFile)
+	final, src := filepath.Join(dir, LatestFile), filepath.Join(dir, file)
 	if check {
-		if target, err := os.Readlink(final); err == nil && target == file {
+		a, errA := os.Stat(final)
+		b, errB := os.Stat(src)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
 			return nil
 		}
 	}
 	if !replace {
-		err := os.Symlink(file, final)
+		err := os.Link(src, final)
 		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}
 	tmp := filepath.Join(dir, tmpPrefix+"link")
 	_ = os.Remove(tmp)
-	if err := os.Symlink(file, tmp); err != nil {
+	if err := os.Link(src, tmp); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, final); err != nil {
@@ -430,14 +411,6 @@ func (s *Sink) link(dir, file string, replace, check bool) error {
 		return err
 	}
 	return nil
-}
-
-func (s *Sink) writeState(dir string, st state) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	return s.replace(dir, StateFile, b)
 }
 
 // replace atomically replaces dir/name with data: a temporary file, renamed.

@@ -3,7 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -50,7 +49,7 @@ func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 		switch {
 		case strings.HasPrefix(n, tmpPrefix):
 			t.Errorf("temporary file left behind: %s", n)
-		case n == LatestFile || n == StateFile:
+		case n == LatestFile || n == TombstoneFile:
 		case strings.HasSuffix(n, Suffix):
 			b, err := os.ReadFile(filepath.Join(dir, n))
 			if err != nil {
@@ -64,11 +63,14 @@ func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 			t.Errorf("unexpected file %s", n)
 		}
 	}
-	var cur state
-	if b, err := os.ReadFile(filepath.Join(dir, StateFile)); err == nil {
-		if err := json.Unmarshal(b, &cur); err != nil {
-			t.Fatal(err)
-		}
+	var cur State
+	if states, err := ReadStates(s.Dir()); err == nil {
+		rel, _ := filepath.Rel(s.Dir(), dir)
+		cur = states[filepath.ToSlash(rel)]
+	}
+	_, markErr := os.Stat(filepath.Join(dir, TombstoneFile))
+	if (cur.Tombstone != "") != (markErr == nil) {
+		t.Errorf("%s: journal says tombstone %q, %s present: %v", w, cur.Tombstone, TombstoneFile, markErr == nil)
 	}
 	st.Latest, st.Tombstoned = cur.BomHash, cur.Tombstone != ""
 	latest, err := os.ReadFile(filepath.Join(dir, LatestFile))
@@ -78,7 +80,7 @@ func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 	case !st.Tombstoned && cur.BomHash != "" && err != nil:
 		t.Errorf("%s: %v", LatestFile, err)
 	case !st.Tombstoned && cur.BomHash != "" && schemas.BomHash(latest) != cur.BomHash:
-		t.Errorf("%s hashes to %s but %s says %s", LatestFile, schemas.BomHash(latest), StateFile, cur.BomHash)
+		t.Errorf("%s hashes to %s but the journal says %s", LatestFile, schemas.BomHash(latest), cur.BomHash)
 	}
 	return st
 }
@@ -176,13 +178,19 @@ func TestTombstoneOrdering(t *testing.T) {
 	if got := inspect(t, s, w); !got.Tombstoned || got.BOMs != 2 {
 		t.Fatalf("got %+v, want 2 BOMs and still tombstoned", got)
 	}
-	var st state
-	raw, err := os.ReadFile(filepath.Join(s.Dir(), "dev", "ml", "Deployment", "recreated", StateFile))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	states, err := ReadStates(s.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &st); err != nil || st.ChangeSeq != 40 || st.Tombstone != sinks.ReasonNotServing || st.Time.IsZero() || st.BomHash != b.BomHash {
-		t.Fatalf("%s = %s (%v)", StateFile, raw, err)
+	if st := states["dev/ml/Deployment/recreated"]; st.ChangeSeq != 40 || st.Tombstone != sinks.ReasonNotServing || st.Time == "" || st.BomHash != b.BomHash {
+		t.Fatalf("journal state %+v", st)
+	}
+	marker, err := os.ReadFile(filepath.Join(s.Dir(), "dev", "ml", "Deployment", "recreated", TombstoneFile))
+	if err != nil || !strings.Contains(string(marker), `"reason":"not-serving"`) {
+		t.Fatalf("%s: %s (%v)", TombstoneFile, marker, err)
 	}
 	// The state survives a new sink on the same tree (a restart).
 	s2, err := New(Config{Dir: s.Dir()}, nil)
@@ -335,5 +343,55 @@ func TestTombstoneOfNeverExportedWorkloadWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("a tombstone of a workload with no BOM created %s (stat: %v)", dir, err)
+	}
+}
+
+// The journal survives a crash in the middle of an append (the torn line is
+// dropped: that version was never acknowledged) and is compacted to one line
+// per workload when a sink opens it.
+func TestJournalTornLineAndCompaction(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(Config{Dir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sinktest.Workload("journaled")
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := s.Export(context.Background(), sinktest.NewBOM(w, seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, JournalFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"dir":"dev/ml/Deployment/journaled","changeSeq":9`); err != nil { // torn
+		t.Fatal(err)
+	}
+	f.Close()
+	s2, err := New(Config{Dir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b4 := sinktest.NewBOM(w, 4)
+	if err := s2.Export(context.Background(), b4); err != nil {
+		t.Fatal(err)
+	}
+	if got := inspect(t, s2, w); got.Latest != b4.BomHash || got.BOMs != 4 {
+		t.Fatalf("after reopening: %+v", got)
+	}
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(raw), "\n"); lines != 2 { // compacted to 1, then change 4 appended
+		t.Fatalf("journal holds %d lines, want 2:\n%s", lines, raw)
 	}
 }
