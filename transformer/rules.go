@@ -558,8 +558,8 @@ func (r *rules) ignoredModel(v string) bool {
 }
 
 // headWords is how many words of a command line the launch patterns can
-// match: one more than the most literal spaces in a pattern, plus one for
-// the "( |$)" that ends them. A pattern that could match across any number
+// match: one more than the most literal spaces in a pattern (a pattern's
+// closing "( |$)" matches the end of a head cut there). A pattern that could match across any number
 // of words (\s, a dot repeated, a negated class) makes it 0: no bound.
 func headWords(rts []*runtimeRule) int {
 	most := 0
@@ -575,5 +575,5 @@ func headWords(rts []*runtimeRule) int {
 			}
 		}
 	}
-	return most + 1
+	return most
 }
