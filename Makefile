@@ -3,7 +3,7 @@ BIN      ?= bin/bomstream
 PKGS     ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins
+.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak
 
 build:
 	$(GO) build -o $(BIN) ./cmd/bomstream
@@ -51,6 +51,12 @@ BENCH_IDLE      ?= 5m
 bench-collector: kube-bins
 	KUBEBUILDER_ASSETS=$(KUBE_BINS_DIR) BOMSTREAM_BENCH_COLLECTOR=$(BENCH_COLLECTOR) BOMSTREAM_BENCH_IDLE=$(BENCH_IDLE) \
 	  $(GO) test -run '^$$' -bench Collector -benchtime 1x -timeout 60m ./cmd/bomstream/
+
+# soak: SOAK_DURATION (default 30m) of changes with kill -9 every 20-60 s and
+# read-only periods of the sink (needs root to mount a tmpfs); not in CI.
+SOAK_DURATION ?= 30m
+soak:
+	BOMSTREAM_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -tags soak -run '^TestSoak$$' -v -timeout 0 ./cmd/bomstream/
 
 clean:
 	rm -rf bin
