@@ -228,7 +228,7 @@ func (s *Sink) export(dir string, b sinks.BOM) error {
 		s.log.Info("workload is current again", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
 	}
 	return s.journal.put(State{Dir: rel, BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq,
-		Time: b.Time.UTC().Format(time.RFC3339Nano), UID: b.Workload.UID}, !s.fsync)
+		Time: b.Time.UTC().Format(time.RFC3339Nano), UID: b.Workload.UID})
 }
 
 // Tombstone implements sinks.Sink: the latest link goes, the state says why.
@@ -289,7 +289,7 @@ func (s *Sink) tombstone(dir string, t sinks.Tombstone) (bool, error) {
 		return false, err
 	}
 	next := State{Dir: rel, BomHash: cur.BomHash, ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: at, UID: t.Workload.UID, Tombstone: reason}
-	if err := s.journal.put(next, !s.fsync); err != nil {
+	if err := s.journal.put(next); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -345,18 +345,11 @@ func (s *Sink) look(dir string) (rel string, st State, known bool, err error) {
 // the latest link does, after its bytes are written.
 func (s *Sink) store(dir, name, hash string, body []byte) error {
 	final := filepath.Join(dir, name)
-	f, err := os.OpenFile(final, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err == nil {
-		_, werr := f.Write(body)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
+	err := createNew(final, body)
+	if err == nil || !errors.Is(err, fs.ErrExist) {
+		if err != nil {
+			_ = os.Remove(final) // a partial file, if the write failed
 		}
-		if werr != nil {
-			_ = os.Remove(final)
-		}
-		return werr
-	}
-	if !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	have, err := os.ReadFile(final)
@@ -432,12 +425,10 @@ func (s *Sink) replace(dir, name string, data []byte) error {
 	return werr
 }
 
-// durable waits until what this goroutine wrote is on disk, when the sink
-// is durable: its writes join the next flush of the file system.
+// durable waits until what this goroutine wrote is in the tree: its
+// journal lines join the next batch written (group commit), and when the
+// sink is durable that batch ends with a flush of the file system.
 func (s *Sink) durable(ctx context.Context) error {
-	if !s.fsync {
-		return nil
-	}
 	return s.commit.wait(ctx)
 }
 

@@ -395,3 +395,34 @@ func TestJournalTornLineAndCompaction(t *testing.T) {
 		t.Fatalf("journal holds %d lines, want 2:\n%s", lines, raw)
 	}
 }
+
+// An append that fails half way (a full disk, say) leaves a half line; the
+// retry must not glue its first line to it, or that workload's state would
+// be lost when the journal is next read.
+func TestJournalRetryAfterHalfWrittenAppend(t *testing.T) {
+	dir := t.TempDir()
+	j := &journal{root: dir}
+	a := State{Dir: "c/ns/Deployment/a", BomHash: "sha256:" + strings.Repeat("a", 64), ChangeSeq: 1}
+	b := State{Dir: "c/ns/Deployment/b", BomHash: "sha256:" + strings.Repeat("b", 64), ChangeSeq: 2}
+	if err := j.put(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.put(b); err != nil {
+		t.Fatal(err)
+	}
+	// What the failed append left: the first 20 bytes of its batch.
+	if err := os.WriteFile(filepath.Join(dir, JournalFile), j.pending[:20], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j.failed = true
+	if err := j.writePending(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadStates(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[a.Dir].BomHash != a.BomHash || got[b.Dir].BomHash != b.BomHash {
+		t.Fatalf("states after the retried append: %+v", got)
+	}
+}

@@ -43,7 +43,8 @@ type journal struct {
 	mu      sync.Mutex
 	loaded  bool
 	states  map[string]State // by Dir
-	pending []byte           // lines not written yet (durable sinks write them in the flush)
+	pending []byte           // lines not written yet (the next batch writes them)
+	failed  bool             // the last append failed, perhaps half written
 }
 
 // load reads the journal once and rewrites it with one line per workload.
@@ -113,9 +114,9 @@ func (j *journal) get(dir string) (State, bool, error) {
 	return st, ok, nil
 }
 
-// put records st. With now it is written at once; otherwise it waits for the
-// next flush (writePending), which the caller then waits for.
-func (j *journal) put(st State, now bool) error {
+// put records st; its line waits for the next batch (writePending), which
+// the caller then waits for.
+func (j *journal) put(st State) error {
 	line, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -127,9 +128,6 @@ func (j *journal) put(st State, now bool) error {
 	}
 	j.states[st.Dir] = st
 	j.pending = append(append(j.pending, line...), '\n')
-	if now {
-		return j.writePendingLocked()
-	}
 	return nil
 }
 
@@ -148,18 +146,23 @@ func (j *journal) writePendingLocked() error {
 		return nil
 	}
 	path := filepath.Join(j.root, JournalFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	data := j.pending
+	if j.failed {
+		// Whatever half line the failed append left ends here, so that it
+		// does not swallow the first line of this one (a bad line is skipped).
+		data = append([]byte{'\n'}, data...)
+	}
+	err := appendTo(path, data)
+	if errors.Is(err, fs.ErrNotExist) { // the tree was removed under the sink
+		if err = os.MkdirAll(j.root, 0o755); err == nil {
+			err = appendTo(path, data)
+		}
+	}
 	if err != nil {
+		j.failed = true
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	_, err = f.Write(j.pending)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	j.pending = j.pending[:0]
+	j.pending, j.failed = j.pending[:0], false
 	return nil
 }
 
