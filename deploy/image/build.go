@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,7 +184,7 @@ func Build(ctx context.Context, cfg Config) (*Result, error) {
 	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for i, p := range cfg.Platforms {
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add:        imgs[i],
+			Add:        plainImage{imgs[i]},
 			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: p.OS, Architecture: p.Arch}},
 		})
 	}
@@ -196,6 +197,14 @@ func Build(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	return res, nil
 }
+
+// plainImage is an image whose descriptor in an index carries no
+// artifactType: go-containerregistry would otherwise set it to the config
+// media type, which image-spec reserves for artifacts and which tools with
+// an older image-spec (skopeo 1.9) drop, changing the index digest.
+type plainImage struct{ v1.Image }
+
+func (plainImage) ArtifactType() (string, error) { return "", nil }
 
 // compile builds a static, stripped, path-free binary: the same sources and
 // toolchain give the same bytes.
@@ -372,7 +381,18 @@ func writeLayout(cfg Config, idx v1.ImageIndex, refs []v1.Image) error {
 			return err
 		}
 	}
-	return nil
+	// go-containerregistry writes some blobs 0600 and index.json 0755; the
+	// layout is data to copy and serve: 0644 files, 0755 directories.
+	return filepath.WalkDir(cfg.Out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(path, mode)
+	})
 }
 
 func sha256Hex(b []byte) string {

@@ -24,6 +24,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
@@ -141,9 +142,24 @@ func TestIndexPlatforms(t *testing.T) {
 	if len(imgs) != 2 || imgs["linux/amd64"] == nil || imgs["linux/arm64"] == nil {
 		t.Fatalf("platforms %v, want linux/amd64 and linux/arm64", slices.Sorted(maps.Keys(imgs)))
 	}
-	_, im := topIndex(t, res.Out)
+	top, im := topIndex(t, res.Out)
 	if got := im.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; got != res.Tag || got == "" {
 		t.Errorf("ref.name %q, want the tag %q", got, res.Tag)
+	}
+	// Images are no artifacts: an artifactType on their descriptors is
+	// dropped by some copy tools (skopeo 1.9), which changes the digest.
+	idx, err := top.ImageIndex(digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		if d.ArtifactType != "" || d.MediaType != types.OCIManifestSchema1 {
+			t.Errorf("index entry %s: media type %s, artifactType %q", d.Digest, d.MediaType, d.ArtifactType)
+		}
 	}
 	for _, pi := range res.Images {
 		if pi.Compressed >= 40e6 {

@@ -35,7 +35,7 @@ type sbomInput struct {
 // image.
 func imageSBOM(in sbomInput) ([]byte, error) {
 	cfg, p, bi := in.Config, in.Platform, in.Build
-	imageRef := "pkg:oci/bomstream@" + url.PathEscape(in.Image.String()) + "?arch=" + p.Arch
+	imageRef := "pkg:oci/bomstream@" + in.Image.Algorithm + "%3A" + in.Image.Hex + "?arch=" + p.Arch
 	image := cdx.Component{
 		BOMRef:     imageRef,
 		Type:       cdx.ComponentTypeContainer,
