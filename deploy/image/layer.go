@@ -39,7 +39,7 @@ func writeLayer(gz, bin string, created time.Time) (layerFiles, error) {
 	}
 	defer f.Close()
 	cw := &countingWriter{w: f}
-	zw, err := gzip.NewWriterLevel(cw, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(cw, gzip.DefaultCompression)
 	if err != nil {
 		return out, err
 	}
