@@ -94,11 +94,11 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 func parsePlatforms(s string) ([]Platform, error) {
 	var out []Platform
 	for _, p := range strings.Split(s, ",") {
-		os, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
-		if !ok || os != "linux" || arch == "" {
+		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if !ok || goos != "linux" || arch == "" {
 			return nil, fmt.Errorf("platform %q: want linux/ARCH", p)
 		}
-		out = append(out, Platform{OS: os, Arch: arch})
+		out = append(out, Platform{OS: goos, Arch: arch})
 	}
 	return out, nil
 }
