@@ -3,7 +3,7 @@ BIN      ?= bin/bomstream
 PKGS     ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak
+.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak image
 
 build:
 	$(GO) build -o $(BIN) ./cmd/bomstream
@@ -60,6 +60,22 @@ soak:
 
 clean:
 	rm -rf bin
+
+# image: the container image (linux/amd64 and linux/arm64; static, non-root,
+# one layer on scratch, its CycloneDX SBOM attached as an OCI referrer) as an
+# OCI image layout in IMAGE_OUT, built by deploy/image without a Docker
+# daemon; see docs/image.md. Reproducible: the timestamps are the last
+# commit's time. IMAGE_PUSH=registry/repository:tag also pushes it (default
+# keychain), IMAGE_VERSION sets the version label (default: the binary's).
+IMAGE_OUT         ?= bin/image/oci-layout
+IMAGE_PUSH        ?=
+IMAGE_VERSION     ?=
+IMAGE_REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+image:
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./deploy/image --out $(IMAGE_OUT) \
+	  $(if $(IMAGE_REVISION),--revision $(IMAGE_REVISION)) $(if $(IMAGE_VERSION),--version $(IMAGE_VERSION)) \
+	  $(if $(IMAGE_PUSH),--push $(IMAGE_PUSH))
 
 # demo: the whole pipeline on the bundled examples (embedded JetStream, file sink ./boms).
 demo:

@@ -9,6 +9,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	// The CA roots for TLS (GCS, Dependency-Track, OCI registries, NATS) when
+	// the system has none, as in the scratch image (deploy/image): crypto/x509
+	// falls back to this bundle only then.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/stdout"
 )

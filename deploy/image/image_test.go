@@ -1,0 +1,563 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/bomstream/bomstream/schemas/validate"
+	"github.com/bomstream/bomstream/sinks/oci/ocitest"
+)
+
+// created is the fixed timestamp of the test builds (SOURCE_DATE_EPOCH).
+var created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+var platforms = []Platform{{"linux", "amd64"}, {"linux", "arm64"}}
+
+// The first build is shared by the tests; TestReproducible makes a second.
+var (
+	buildOnce sync.Once
+	buildRes  *Result
+	buildErr  error
+	buildRoot string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildRoot != "" {
+		os.RemoveAll(buildRoot)
+	}
+	os.Exit(code)
+}
+
+func testConfig(out string) Config {
+	return Config{Out: out, Platforms: platforms, Created: created, Revision: "0123456789abcdef0123456789abcdef01234567"}
+}
+
+// built builds the image for both platforms once (compiling bomstream twice)
+// and logs its sizes.
+func built(t *testing.T) *Result {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds bomstream for two platforms")
+	}
+	buildOnce.Do(func() {
+		if buildRoot, buildErr = os.MkdirTemp("", "bomstream-image-test-"); buildErr != nil {
+			return
+		}
+		start := time.Now()
+		buildRes, buildErr = Build(context.Background(), testConfig(filepath.Join(buildRoot, "a", "oci-layout")))
+		if buildErr == nil {
+			var b strings.Builder
+			buildRes.Print(&b)
+			t.Logf("built in %s:\n%s", time.Since(start).Round(time.Second), b.String())
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildRes
+}
+
+// topIndex reads the layout's index.json.
+func topIndex(t *testing.T, dir string) (v1.ImageIndex, *v1.IndexManifest) {
+	t.Helper()
+	top, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return top, im
+}
+
+// images returns the multi-arch index of the layout and its images by platform.
+func images(t *testing.T, dir string) (v1.Hash, map[string]v1.Image) {
+	t.Helper()
+	top, im := topIndex(t, dir)
+	var idx v1.ImageIndex
+	var idxDigest v1.Hash
+	for _, d := range im.Manifests {
+		if d.MediaType.IsIndex() {
+			if idx != nil {
+				t.Fatal("two indexes in index.json")
+			}
+			var err error
+			if idx, err = top.ImageIndex(d.Digest); err != nil {
+				t.Fatal(err)
+			}
+			idxDigest = d.Digest
+		}
+	}
+	if idx == nil {
+		t.Fatal("no image index in index.json")
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]v1.Image{}
+	for _, d := range m.Manifests {
+		if d.Platform == nil {
+			t.Fatalf("manifest %s without platform", d.Digest)
+		}
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[d.Platform.OS+"/"+d.Platform.Architecture] = img
+	}
+	return idxDigest, out
+}
+
+func TestIndexPlatforms(t *testing.T) {
+	res := built(t)
+	digest, imgs := images(t, res.Out)
+	if digest != res.Index {
+		t.Errorf("index digest %s, Build said %s", digest, res.Index)
+	}
+	if len(imgs) != 2 || imgs["linux/amd64"] == nil || imgs["linux/arm64"] == nil {
+		t.Fatalf("platforms %v, want linux/amd64 and linux/arm64", slices.Sorted(maps.Keys(imgs)))
+	}
+	top, im := topIndex(t, res.Out)
+	if got := im.Manifests[0].Annotations["org.opencontainers.image.ref.name"]; got != res.Tag || got == "" {
+		t.Errorf("ref.name %q, want the tag %q", got, res.Tag)
+	}
+	// Images are no artifacts: an artifactType on their descriptors is
+	// dropped by some copy tools (skopeo 1.9), which changes the digest.
+	idx, err := top.ImageIndex(digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		if d.ArtifactType != "" || d.MediaType != types.OCIManifestSchema1 {
+			t.Errorf("index entry %s: media type %s, artifactType %q", d.Digest, d.MediaType, d.ArtifactType)
+		}
+	}
+	for _, pi := range res.Images {
+		if pi.Compressed >= 40e6 {
+			t.Errorf("%s: compressed layer %d bytes, goal under 40 MB", pi.Platform, pi.Compressed)
+		}
+	}
+}
+
+func TestImageConfig(t *testing.T) {
+	res := built(t)
+	_, imgs := images(t, res.Out)
+	for plat, img := range imgs {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cf.Config
+		if c.User != "65532:65532" {
+			t.Errorf("%s: user %q, want 65532:65532", plat, c.User)
+		}
+		if strings.Join(c.Entrypoint, " ") != "/bomstream" || strings.Join(c.Cmd, " ") != "run" {
+			t.Errorf("%s: entrypoint %q cmd %q", plat, c.Entrypoint, c.Cmd)
+		}
+		if c.WorkingDir != "/data" {
+			t.Errorf("%s: working dir %q", plat, c.WorkingDir)
+		}
+		if cf.OS+"/"+cf.Architecture != plat {
+			t.Errorf("%s: config says %s/%s", plat, cf.OS, cf.Architecture)
+		}
+		if !cf.Created.Time.Equal(created) {
+			t.Errorf("%s: created %s, want %s", plat, cf.Created.Time, created)
+		}
+		for k, want := range map[string]string{
+			"org.opencontainers.image.created":  "2026-01-02T03:04:05Z",
+			"org.opencontainers.image.source":   DefaultSource,
+			"org.opencontainers.image.revision": "0123456789abcdef0123456789abcdef01234567",
+			"org.opencontainers.image.version":  res.Version,
+		} {
+			if c.Labels[k] != want {
+				t.Errorf("%s: label %s = %q, want %q", plat, k, c.Labels[k], want)
+			}
+		}
+		if ls, _ := img.Layers(); len(ls) != 1 {
+			t.Errorf("%s: %d layers, want 1", plat, len(ls))
+		}
+	}
+}
+
+// layerFilesOf reads the headers and the small files of an image's one layer,
+// and extracts /bomstream to bin when bin is not empty.
+func layerFilesOf(t *testing.T, img v1.Image, bin string) (map[string]*tar.Header, map[string]string) {
+	t.Helper()
+	ls, err := img.Layers()
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("layers: %d, %v", len(ls), err)
+	}
+	rc, err := ls[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	hdrs, text := map[string]*tar.Header{}, map[string]string{}
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdrs[h.Name] = h
+		switch {
+		case h.Name == "bomstream" && bin != "":
+			f, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(f, tr); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		case strings.HasPrefix(h.Name, "etc/") && h.Typeflag == tar.TypeReg:
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text[h.Name] = string(b)
+		}
+	}
+	return hdrs, text
+}
+
+func TestLayerContents(t *testing.T) {
+	res := built(t)
+	_, imgs := images(t, res.Out)
+	for plat, img := range imgs {
+		hdrs, text := layerFilesOf(t, img, "")
+		var names []string
+		for n := range hdrs {
+			names = append(names, n)
+		}
+		if got, want := strings.Join(slices.Sorted(slices.Values(names)), " "), "bomstream data/ etc/ etc/group etc/passwd tmp/"; got != want {
+			t.Errorf("%s: layer holds %s, want %s", plat, got, want)
+		}
+		b := hdrs["bomstream"]
+		if b == nil || b.Typeflag != tar.TypeReg || b.Mode != 0o755 || b.Uid != 0 || b.Gid != 0 || b.Size == 0 {
+			t.Fatalf("%s: /bomstream header %+v, want a root-owned 0755 file", plat, b)
+		}
+		if b.Mode&0o002 != 0 {
+			t.Errorf("%s: /bomstream writable by others", plat)
+		}
+		if d := hdrs["data/"]; d == nil || d.Uid != 65532 || d.Gid != 65532 || d.Mode != 0o755 {
+			t.Errorf("%s: /data header %+v, want 0755 owned by 65532", plat, d)
+		}
+		if d := hdrs["tmp/"]; d == nil || d.Mode != 0o1777 {
+			t.Errorf("%s: /tmp header %+v, want 1777", plat, d)
+		}
+		for n, h := range hdrs {
+			if !h.ModTime.Equal(created) {
+				t.Errorf("%s: %s has time %s, want %s", plat, n, h.ModTime, created)
+			}
+		}
+		if !strings.Contains(text["etc/passwd"], "nonroot:x:65532:65532:") {
+			t.Errorf("%s: /etc/passwd has no nonroot 65532:\n%s", plat, text["etc/passwd"])
+		}
+		if !strings.Contains(text["etc/group"], "nonroot:x:65532:") {
+			t.Errorf("%s: /etc/group has no nonroot 65532:\n%s", plat, text["etc/group"])
+		}
+	}
+}
+
+func TestBinaryRuns(t *testing.T) {
+	res := built(t)
+	_, imgs := images(t, res.Out)
+	plat := "linux/" + runtime.GOARCH
+	img := imgs[plat]
+	if img == nil || runtime.GOOS != "linux" {
+		t.Skipf("no image for this machine (%s/%s)", runtime.GOOS, runtime.GOARCH)
+	}
+	bin := filepath.Join(t.TempDir(), "bomstream")
+	layerFilesOf(t, img, bin)
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("bomstream version: %v\n%s", err, out)
+	}
+	if got, want := strings.TrimSpace(string(out)), "bomstream "+res.Version; got != want {
+		t.Errorf("bomstream version printed %q, want %q", got, want)
+	}
+	// Static: no program interpreter (dynamic loader) in the ELF headers.
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("binary asks for a dynamic loader: not static")
+		}
+	}
+}
+
+func TestReproducible(t *testing.T) {
+	res := built(t)
+	start := time.Now()
+	again, err := Build(context.Background(), testConfig(filepath.Join(buildRoot, "b", "oci-layout")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("second build in %s: index %s", time.Since(start).Round(time.Second), again.Index)
+	if again.Index != res.Index {
+		t.Errorf("index digest %s, then %s", res.Index, again.Index)
+	}
+	for i := range res.Images {
+		a, b := res.Images[i], again.Images[i]
+		if a != b {
+			t.Errorf("%s: first build %+v, second %+v", a.Platform, a, b)
+		}
+	}
+	ia, err := os.ReadFile(filepath.Join(res.Out, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := os.ReadFile(filepath.Join(again.Out, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ia, ib) {
+		t.Errorf("index.json differs:\n%s\n%s", ia, ib)
+	}
+	blobs := func(dir string) []string {
+		es, err := os.ReadDir(filepath.Join(dir, "blobs", "sha256"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	if a, b := strings.Join(blobs(res.Out), " "), strings.Join(blobs(again.Out), " "); a != b {
+		t.Errorf("blobs differ:\n%s\n%s", a, b)
+	}
+}
+
+func TestSBOMReferrers(t *testing.T) {
+	res := built(t)
+	top, im := topIndex(t, res.Out)
+	_, imgs := images(t, res.Out)
+	dir, err := validate.CycloneDXSchemaDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := validate.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsVersion := moduleVersion(t, "github.com/nats-io/nats-server/v2")
+
+	subjects := map[v1.Hash]string{}
+	for plat, img := range imgs {
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		subjects[d] = plat
+	}
+	found := map[string]bool{}
+	for _, d := range im.Manifests {
+		if d.MediaType.IsIndex() {
+			continue
+		}
+		if d.ArtifactType != ArtifactTypeCycloneDX {
+			t.Errorf("index.json entry %s has artifactType %q", d.Digest, d.ArtifactType)
+			continue
+		}
+		art, err := top.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := art.Manifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ArtifactType != ArtifactTypeCycloneDX || m.Subject == nil || m.Config.MediaType != ArtifactTypeCycloneDX || m.Config.Size != 2 {
+			t.Fatalf("referrer %s: artifactType %q subject %v config %+v", d.Digest, m.ArtifactType, m.Subject, m.Config)
+		}
+		plat, ok := subjects[m.Subject.Digest]
+		if !ok {
+			t.Fatalf("referrer %s: subject %s is no platform image", d.Digest, m.Subject.Digest)
+		}
+		found[plat] = true
+		ls, err := art.Layers()
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("referrer %s: %d layers, %v", d.Digest, len(ls), err)
+		}
+		if mt, _ := ls[0].MediaType(); mt != ArtifactTypeCycloneDX {
+			t.Errorf("referrer %s: layer media type %s", d.Digest, mt)
+		}
+		rc, err := ls[0].Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ValidateBOM(raw); err != nil {
+			t.Errorf("%s: %v", plat, err)
+		}
+		var bom cdx.BOM
+		if err := json.Unmarshal(raw, &bom); err != nil {
+			t.Fatal(err)
+		}
+		if bom.SpecVersion != cdx.SpecVersion1_6 {
+			t.Errorf("%s: spec version %s", plat, bom.SpecVersion)
+		}
+		mc := bom.Metadata.Component
+		if mc == nil || mc.Type != cdx.ComponentTypeContainer || !strings.Contains(mc.PackageURL, m.Subject.Digest.Hex) {
+			t.Errorf("%s: metadata component %+v, want the container %s", plat, mc, m.Subject.Digest)
+		}
+		want := "pkg:golang/github.com/nats-io/nats-server/v2@" + natsVersion + "?type=module"
+		var nats, bin *cdx.Component
+		for i, c := range *bom.Components {
+			switch {
+			case c.PackageURL == want:
+				nats = &(*bom.Components)[i]
+			case c.Name == "github.com/bomstream/bomstream":
+				bin = &(*bom.Components)[i]
+			}
+		}
+		if nats == nil || nats.Version != natsVersion || nats.Hashes == nil || len((*nats.Hashes)[0].Value) != 64 {
+			t.Errorf("%s: no component %s with a SHA-256: %+v", plat, want, nats)
+		}
+		if bin == nil || !strings.Contains(bin.PackageURL, "goarch="+strings.TrimPrefix(plat, "linux/")) {
+			t.Errorf("%s: binary component %+v", plat, bin)
+		}
+		t.Logf("%s: sbom %s (%d bytes, %d components) on %s", plat, d.Digest, len(raw), len(*bom.Components), m.Subject.Digest)
+	}
+	if !found["linux/amd64"] || !found["linux/arm64"] {
+		t.Errorf("SBOM referrers for %v, want linux/amd64 and linux/arm64", slices.Sorted(maps.Keys(found)))
+	}
+}
+
+// moduleVersion is the version of a module in this build's module graph.
+func moduleVersion(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", path).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestPush pushes the layout with --push to the three in-process registries
+// of the oci sink's tests: go-containerregistry's and olareg (referrers API)
+// and distribution (the referrers tag schema), and finds the index and each
+// platform's SBOM there.
+func TestPush(t *testing.T) {
+	res := built(t)
+	for _, reg := range ocitest.StartAll(t, ocitest.Options{}) {
+		t.Run(string(reg.Kind), func(t *testing.T) {
+			ref := reg.Host + "/bomstream:" + res.Tag
+			var pushed strings.Builder
+			if err := run(context.Background(), []string{"--push", ref, "--skip-build", "--insecure", "--out", res.Out}, &pushed, func(string) string { return "" }); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", pushed.String())
+			dst, err := name.ParseReference(ref, name.Insecure)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx, err := remote.Index(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := idx.Digest(); d != res.Index {
+				t.Errorf("pushed index %s, built %s", d, res.Index)
+			}
+			for _, pi := range res.Images {
+				refs := reg.Referrers(t, "bomstream", pi.Manifest.String(), ArtifactTypeCycloneDX)
+				if len(refs) != 1 || refs[0].Digest != pi.SBOM {
+					t.Errorf("%s: referrers %+v, want the SBOM %s", pi.Platform, refs, pi.SBOM)
+				}
+			}
+		})
+	}
+}
+
+// TestResolve checks the defaults taken from a binary's build info.
+func TestResolve(t *testing.T) {
+	cfg := Config{}
+	resolve(&cfg, &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}})
+	if cfg.Version != "dev" || cfg.Tag != "dev" || !cfg.Created.Equal(time.Unix(0, 0)) || cfg.Revision != "" {
+		t.Errorf("devel build: %+v", cfg)
+	}
+	cfg = Config{}
+	resolve(&cfg, &debug.BuildInfo{
+		Main: debug.Module{Version: "v1.2.3+dirty"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.time", Value: "2026-03-04T05:06:07Z"},
+		},
+	})
+	if cfg.Version != "v1.2.3+dirty" || cfg.Tag != "v1.2.3-dirty" || cfg.Revision != "abc" || cfg.Created.Format(time.RFC3339) != "2026-03-04T05:06:07Z" {
+		t.Errorf("stamped build: %+v", cfg)
+	}
+}
+
+func TestGoPURL(t *testing.T) {
+	for in, want := range map[[2]string]string{
+		{"github.com/nats-io/nats-server/v2", "v2.15.2"}:  "pkg:golang/github.com/nats-io/nats-server/v2@v2.15.2",
+		{"github.com/docker/cli", "v29.7.2+incompatible"}: "pkg:golang/github.com/docker/cli@v29.7.2%2Bincompatible",
+		{"std", "go1.26.8"}:     "pkg:golang/std@go1.26.8",
+		{"example.com/a b", ""}: "pkg:golang/example.com/a%20b",
+	} {
+		if got := goPURL(in[0], in[1], ""); got != want {
+			t.Errorf("goPURL(%q, %q) = %q, want %q", in[0], in[1], got, want)
+		}
+	}
+	if h1SHA256("h1:K6j46C81hXtZQfuX60cVWQFBJahKSE2gfRbNuvr5bFs=") != "2ba8f8e82f35857b5941fb97eb471559014125a84a484da07d16cdbafaf96c5b" {
+		t.Errorf("h1SHA256: %s", h1SHA256("h1:K6j46C81hXtZQfuX60cVWQFBJahKSE2gfRbNuvr5bFs="))
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--skip-build"},
+		{"--platforms", "windows/amd64"},
+		{"--source-date-epoch", "yesterday"},
+		{"extra"},
+	} {
+		if err := run(context.Background(), args, io.Discard, func(string) string { return "" }); err == nil {
+			t.Errorf("run %q: no error", args)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+	"github.com/google/uuid"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// sbomInput is what the SBOM of one platform image is made from.
+type sbomInput struct {
+	Config   Config
+	Platform Platform
+	Image    v1.Hash           // the image manifest digest
+	Build    *debug.BuildInfo  // read from the built binary (go version -m)
+	Binary   string            // SHA-256 of /bomstream
+	Files    map[string]string // the other files of the layer, path to SHA-256
+}
+
+// imageSBOM is the CycloneDX 1.6 SBOM of one platform image: the image as the
+// metadata component; the binary (the main module, with its build settings);
+// the Go standard library and every module linked into it, with the module
+// hash of go.sum as SHA-256; and the text files beside it. The build info
+// lists modules, not their graph, so the binary depends on all of them.
+// Everything in it comes from the image, so it is as reproducible as the
+// image.
+func imageSBOM(in sbomInput) ([]byte, error) {
+	cfg, p, bi := in.Config, in.Platform, in.Build
+	imageRef := "pkg:oci/bomstream@" + in.Image.Algorithm + "%3A" + in.Image.Hex + "?arch=" + p.Arch
+	image := cdx.Component{
+		BOMRef:     imageRef,
+		Type:       cdx.ComponentTypeContainer,
+		Name:       "bomstream",
+		Version:    cfg.Version,
+		PackageURL: imageRef,
+		Hashes:     &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: in.Image.Hex}},
+		ExternalReferences: &[]cdx.ExternalReference{
+			{Type: cdx.ERTypeVCS, URL: cfg.Source},
+		},
+		Properties: &[]cdx.Property{
+			{Name: "oci:platform", Value: p.String()},
+			{Name: "oci:config:user", Value: "65532:65532"},
+		},
+	}
+	if cfg.Revision != "" {
+		*image.Properties = append(*image.Properties, cdx.Property{Name: annRevision, Value: cfg.Revision})
+	}
+
+	mainVersion := bi.Main.Version
+	if mainVersion == "" || mainVersion == "(devel)" {
+		mainVersion = cfg.Version
+	}
+	binRef := goPURL(bi.Main.Path, mainVersion, "goarch="+p.Arch+"&goos="+p.OS+"&type=module")
+	props := []cdx.Property{{Name: "bomstream:go:package", Value: bi.Path}}
+	for _, s := range bi.Settings {
+		props = append(props, cdx.Property{Name: "bomstream:go:build:" + s.Key, Value: s.Value})
+	}
+	binary := cdx.Component{
+		BOMRef:     binRef,
+		Type:       cdx.ComponentTypeApplication,
+		Name:       bi.Main.Path,
+		Version:    mainVersion,
+		PackageURL: binRef,
+		Hashes:     &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: in.Binary}},
+		Properties: &props,
+		Evidence:   &cdx.Evidence{Occurrences: &[]cdx.EvidenceOccurrence{{Location: binaryPath}}},
+	}
+	std := cdx.Component{
+		Type:    cdx.ComponentTypeLibrary,
+		Name:    "std",
+		Version: bi.GoVersion,
+	}
+	std.PackageURL = goPURL("std", bi.GoVersion, "type=module")
+	std.BOMRef = std.PackageURL
+
+	comps := []cdx.Component{binary, std}
+	binDeps := []string{std.BOMRef}
+	for _, d := range bi.Deps {
+		m := d
+		if d.Replace != nil {
+			m = d.Replace
+		}
+		c := cdx.Component{Type: cdx.ComponentTypeLibrary, Name: m.Path, Version: m.Version}
+		c.PackageURL = goPURL(m.Path, m.Version, "type=module")
+		c.BOMRef = c.PackageURL
+		if h := h1SHA256(m.Sum); h != "" {
+			c.Hashes = &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: h}}
+		}
+		if d.Replace != nil {
+			c.Properties = &[]cdx.Property{{Name: "bomstream:go:replaces", Value: d.Path + "@" + d.Version}}
+		}
+		comps = append(comps, c)
+		binDeps = append(binDeps, c.BOMRef)
+	}
+	imageDeps := []string{binary.BOMRef}
+	paths := make([]string, 0, len(in.Files))
+	for path := range in.Files {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		comps = append(comps, cdx.Component{
+			BOMRef: "file:" + path,
+			Type:   cdx.ComponentTypeFile,
+			Name:   path,
+			Hashes: &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: in.Files[path]}},
+		})
+		imageDeps = append(imageDeps, "file:"+path)
+	}
+
+	bom := cdx.NewBOM()
+	bom.SerialNumber = "urn:uuid:" + uuid.NewSHA1(uuid.NameSpaceURL, []byte(DefaultSource+"/image-sbom/"+in.Image.String())).String()
+	bom.Metadata = &cdx.Metadata{
+		Timestamp: cfg.Created.UTC().Format(time.RFC3339),
+		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
+			Type:        cdx.ComponentTypeApplication,
+			Name:        "bomstream-image",
+			Version:     cfg.Version,
+			Description: "go run ./deploy/image: the image builder of " + DefaultSource,
+		}}},
+		Component: &image,
+	}
+	bom.Components = &comps
+	bom.Dependencies = &[]cdx.Dependency{
+		{Ref: image.BOMRef, Dependencies: &imageDeps},
+		{Ref: binary.BOMRef, Dependencies: &binDeps},
+	}
+	var buf bytes.Buffer
+	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON).SetPretty(true).SetEscapeHTML(false)
+	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// goPURL is pkg:golang/PATH@VERSION?QUALIFIERS, each path segment and the
+// version percent-encoded.
+func goPURL(path, version, qualifiers string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	p := "pkg:golang/" + strings.Join(segs, "/")
+	if version != "" {
+		p += "@" + strings.ReplaceAll(url.PathEscape(version), "+", "%2B")
+	}
+	if qualifiers != "" {
+		p += "?" + qualifiers
+	}
+	return p
+}
+
+// h1SHA256 turns a go.sum hash (h1:, base64 of a SHA-256) into hex, or ""
+// for anything else.
+func h1SHA256(sum string) string {
+	b64, ok := strings.CutPrefix(sum, "h1:")
+	if !ok {
+		return ""
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(b) != 32 {
+		return ""
+	}
+	return hex.EncodeToString(b)
+}
