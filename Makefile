@@ -12,7 +12,7 @@ build:
 # and a short fuzz. The integration tests need kube-apiserver and etcd
 # (make kube-bins); without them they skip, except under CI=true.
 test: lint
-	KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$(KUBE_BINS_DIR)} $(GO) test -count=1 $(PKGS)
+	KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$(KUBE_BINS_DIR)} $(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) fuzz
 
 # kube-bins: kube-apiserver and etcd for the integration tests (envtest),
