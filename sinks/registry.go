@@ -49,6 +49,10 @@ type Type struct {
 	// only a workload's current state (Dependency-Track), unless the sink's
 	// runner configuration says otherwise.
 	LatestOnly bool
+	// Concurrency is the runner's default number of exports at once for
+	// sinks of this type, unless the sink's runner configuration sets one;
+	// zero means the engine's default (stream.DefaultConcurrency).
+	Concurrency int
 }
 
 // Registry maps a sink type name ("file", "gcs", ...) to its Type. Build one

