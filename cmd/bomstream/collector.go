@@ -26,6 +26,7 @@ type kubeFlags struct {
 	kubeconfig, context, selector string
 	namespaces                    []string
 	allNamespaces, confirm        bool
+	inCluster                     bool
 }
 
 func (k *kubeFlags) bind(f *pflag.FlagSet) {
@@ -35,6 +36,18 @@ func (k *kubeFlags) bind(f *pflag.FlagSet) {
 	f.BoolVar(&k.allNamespaces, "all-namespaces", false, "watch every namespace, labelled or not")
 	f.StringSliceVar(&k.namespaces, "namespaces", nil, "namespace-restricted mode: watch only these namespaces (Roles only)")
 	f.BoolVar(&k.confirm, "confirm-tombstones", false, "write tombstones even when a pass deletes more than kubernetes.maxTombstoneShare of the workloads")
+	f.BoolVar(&k.inCluster, "in-cluster", false, "read the cluster this pod runs in, through its service account (no kubeconfig file; $KUBECONFIG wins when set); makes the cluster the source of run")
+}
+
+// clusterSource reports whether `run` reads a cluster: --kubeconfig FILE,
+// or --in-cluster in a pod, where the client configuration with no file
+// falls back to the pod's service account.
+func (k *kubeFlags) clusterSource(cmd *cobra.Command) (bool, error) {
+	file := cmd.Flags().Changed("kubeconfig")
+	if file && k.inCluster {
+		return false, fmt.Errorf("--kubeconfig and --in-cluster: give one")
+	}
+	return file || k.inCluster, nil
 }
 
 func (k *kubeFlags) apply(cmd *cobra.Command, c *kube.Config) {

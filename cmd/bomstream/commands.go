@@ -135,9 +135,10 @@ as files under ./boms.
 
 With --manifests DIR it reads manifests instead of a cluster; with --once it
 syncs them, waits until every BOM is exported, prints a summary and exits.
-With --kubeconfig FILE the cluster is the source; with --once it lists the
-cluster, publishes, drains the pipeline into the sinks, prints the same
-summary and exits: a one-command inventory of a cluster.`,
+With --kubeconfig FILE, or --in-cluster in a pod (its service account), the
+cluster is the source; with --once it lists the cluster, publishes, drains
+the pipeline into the sinks, prints the same summary and exits: a
+one-command inventory of a cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, func(cfg *Config) {
@@ -164,15 +165,18 @@ summary and exits: a one-command inventory of a cluster.`,
 			if err != nil {
 				return err
 			}
-			cluster := cmd.Flags().Changed("kubeconfig")
+			cluster, err := k.clusterSource(cmd)
+			if err != nil {
+				return err
+			}
 			if cluster && cfg.Manifests.Dir != "" {
-				return fmt.Errorf("--kubeconfig and --manifests: give one source")
+				return fmt.Errorf("a cluster (--kubeconfig, --in-cluster) and --manifests: give one source")
 			}
 			if cfg.Manifests.Once && cfg.Manifests.Dir == "" && !cluster {
-				return fmt.Errorf("--once needs --manifests DIR or --kubeconfig FILE")
+				return fmt.Errorf("--once needs --manifests DIR, --kubeconfig FILE or --in-cluster")
 			}
 			if cfg.Manifests.Dir == "" && !cluster {
-				return fmt.Errorf("no source: give --manifests DIR or --kubeconfig FILE")
+				return fmt.Errorf("no source: give --manifests DIR, --kubeconfig FILE or --in-cluster")
 			}
 			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {

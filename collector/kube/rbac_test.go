@@ -24,7 +24,7 @@ func (h *harness) installRBAC(collectorNS, workloadNS string) *rest.Config {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	text := strings.NewReplacer("WORKLOADS", workloadNS, "COLLECTOR", collectorNS).Replace(string(raw))
+	text := strings.NewReplacer("WORKLOADS", workloadNS, "COLLECTOR", collectorNS, "CLUSTER", h.cluster).Replace(string(raw))
 	if _, err := h.env.Client.CoreV1().ServiceAccounts(collectorNS).Create(h.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bomstream-collector"}}, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
 	}

@@ -1,0 +1,311 @@
+{{/*
+Names, labels and the shared pieces of the pod specs.
+*/}}
+
+{{- define "bomstream.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "bomstream.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "bomstream.serviceAccountName" -}}
+{{- default (printf "%s-collector" (include "bomstream.fullname" .)) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{- define "bomstream.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "bomstream.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: bomstream
+{{- end -}}
+
+{{- define "bomstream.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "bomstream.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "bomstream.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* distributed: true in the distributed shape. */}}
+{{- define "bomstream.distributed" -}}
+{{- if eq .Values.shape "distributed" }}true{{ end -}}
+{{- end -}}
+
+{{/* Checks that cannot be said in the schema. */}}
+{{- define "bomstream.validate" -}}
+{{- if and (eq .Values.watch.mode "namespaced") (not .Values.watch.namespaces) -}}
+{{- fail "watch.namespaces: the namespaced mode needs the list of namespaces to read" -}}
+{{- end -}}
+{{- if and (eq .Values.watch.mode "cluster") .Values.watch.namespaces -}}
+{{- fail "watch.namespaces: set only with watch.mode: namespaced" -}}
+{{- end -}}
+{{- if and (include "bomstream.distributed" .) (not .Values.nats.url) -}}
+{{- fail "nats.url: the distributed shape needs the NATS cluster's URL" -}}
+{{- end -}}
+{{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.apiServer.cidrs) -}}
+{{- fail "networkPolicy.apiServer.cidrs: give the API server's addresses (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes)" -}}
+{{- end -}}
+{{- $s := .Values.sinks -}}
+{{- if not (or $s.file.enabled $s.stdout.enabled $s.gcs.enabled $s.dependencytrack.enabled $s.oci.enabled) -}}
+{{- fail "sinks: enable at least one sink" -}}
+{{- end -}}
+{{- if and $s.gcs.enabled (not $s.gcs.bucket) -}}
+{{- fail "sinks.gcs.bucket: required" -}}
+{{- end -}}
+{{- if and $s.dependencytrack.enabled (not $s.dependencytrack.url) -}}
+{{- fail "sinks.dependencytrack.url: required" -}}
+{{- end -}}
+{{- if and $s.dependencytrack.enabled (not $s.dependencytrack.apiKey.secretName) -}}
+{{- fail "sinks.dependencytrack.apiKey.secretName: the Secret holding the API key" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Paths inside the pods. */}}
+{{- define "bomstream.dataDir" -}}/var/lib/bomstream{{- end -}}
+{{- define "bomstream.configDir" -}}/etc/bomstream{{- end -}}
+{{- define "bomstream.secretsDir" -}}/var/run/secrets/bomstream{{- end -}}
+
+{{/*
+The pod-level settings every bomstream pod shares. Call with
+(dict "root" $ "component" "collector" "token" true).
+*/}}
+{{- define "bomstream.podSpec" -}}
+{{- $ := .root -}}
+serviceAccountName: {{ include "bomstream.serviceAccountName" $ }}
+automountServiceAccountToken: {{ .token }}
+enableServiceLinks: false
+securityContext:
+  {{- toYaml $.Values.podSecurityContext | nindent 2 }}
+{{- with $.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $.Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with $.Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $.Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $.Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Pod template metadata: labels and the config checksum. */}}
+{{- define "bomstream.podMeta" -}}
+{{- $ := .root -}}
+labels:
+  {{- include "bomstream.selectorLabels" $ | nindent 2 }}
+  app.kubernetes.io/component: {{ .component }}
+  {{- with $.Values.podLabels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+annotations:
+  checksum/config: {{ include "bomstream.configFile" $ | sha256sum }}
+  {{- with $.Values.podAnnotations }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{/*
+The container settings every bomstream container shares: image, security,
+probes, the metrics port, the config file in the environment (so that
+`kubectl exec ... bomstream history` reads it too).
+*/}}
+{{- define "bomstream.container" -}}
+{{- $ := .root -}}
+image: {{ include "bomstream.image" $ }}
+imagePullPolicy: {{ $.Values.image.pullPolicy }}
+securityContext:
+  {{- toYaml $.Values.securityContext | nindent 2 }}
+ports:
+  - name: http
+    containerPort: {{ $.Values.http.port }}
+    protocol: TCP
+livenessProbe:
+  httpGet:
+    path: /healthz
+    port: http
+  periodSeconds: 20
+  timeoutSeconds: 5
+  failureThreshold: 3
+readinessProbe:
+  httpGet:
+    path: /readyz
+    port: http
+  periodSeconds: 10
+  timeoutSeconds: 5
+  failureThreshold: 3
+startupProbe:
+  httpGet:
+    path: /healthz
+    port: http
+  periodSeconds: 5
+  failureThreshold: 60
+workingDir: {{ include "bomstream.dataDir" $ }}
+{{- end -}}
+
+{{/* Environment of every container: the config file and the pod. */}}
+{{- define "bomstream.env" -}}
+- name: BOMSTREAM_CONFIG
+  value: {{ include "bomstream.configDir" . }}/bomstream.yaml
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end -}}
+
+{{/* NATS credentials passed as variables (distributed shape). */}}
+{{- define "bomstream.natsEnv" -}}
+{{- $a := .Values.nats.auth -}}
+{{- range $var, $key := dict "BOMSTREAM_NATS_USER" $a.userKey "BOMSTREAM_NATS_PASSWORD" $a.passwordKey "BOMSTREAM_NATS_TOKEN" $a.tokenKey }}
+{{- if $key }}
+- name: {{ $var }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ required "nats.auth.secretName: the Secret holding the NATS credentials" $a.secretName }}
+      key: {{ $key }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* NATS files: volume mounts and volumes (distributed shape). */}}
+{{- define "bomstream.natsMounts" -}}
+{{- if or .Values.nats.auth.credsKey .Values.nats.auth.nkeyKey }}
+- name: nats-auth
+  mountPath: {{ include "bomstream.secretsDir" . }}/nats-auth
+  readOnly: true
+{{- end }}
+{{- if .Values.nats.tls.secretName }}
+- name: nats-tls
+  mountPath: {{ include "bomstream.secretsDir" . }}/nats-tls
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "bomstream.natsVolumes" -}}
+{{- $a := .Values.nats.auth -}}
+{{- if or $a.credsKey $a.nkeyKey }}
+- name: nats-auth
+  secret:
+    secretName: {{ required "nats.auth.secretName: the Secret holding the NATS credentials" $a.secretName }}
+    defaultMode: 0440
+    items:
+      {{- with $a.credsKey }}
+      - key: {{ . }}
+        path: nats.creds
+      {{- end }}
+      {{- with $a.nkeyKey }}
+      - key: {{ . }}
+        path: nats.nk
+      {{- end }}
+{{- end }}
+{{- $t := .Values.nats.tls -}}
+{{- if $t.secretName }}
+- name: nats-tls
+  secret:
+    secretName: {{ $t.secretName }}
+    defaultMode: 0440
+    items:
+      {{- with $t.caKey }}
+      - key: {{ . }}
+        path: ca.crt
+      {{- end }}
+      {{- with $t.certKey }}
+      - key: {{ . }}
+        path: tls.crt
+      {{- end }}
+      {{- with $t.keyKey }}
+      - key: {{ . }}
+        path: tls.key
+      {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The sinks' credential files: volume mounts and volumes. */}}
+{{- define "bomstream.sinkMounts" -}}
+{{- $s := .Values.sinks -}}
+{{- if and $s.gcs.enabled $s.gcs.credentials.secretName }}
+- name: gcs-credentials
+  mountPath: {{ include "bomstream.secretsDir" . }}/gcs
+  readOnly: true
+{{- end }}
+{{- if $s.dependencytrack.enabled }}
+- name: dtrack-api-key
+  mountPath: {{ include "bomstream.secretsDir" . }}/dtrack
+  readOnly: true
+{{- if $s.dependencytrack.ca.configMapName }}
+- name: dtrack-ca
+  mountPath: {{ include "bomstream.configDir" . }}/dtrack-ca
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- if and $s.oci.enabled $s.oci.dockerConfig.secretName }}
+- name: oci-docker-config
+  mountPath: {{ include "bomstream.secretsDir" . }}/oci
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "bomstream.sinkVolumes" -}}
+{{- $s := .Values.sinks -}}
+{{- if and $s.gcs.enabled $s.gcs.credentials.secretName }}
+- name: gcs-credentials
+  secret:
+    secretName: {{ $s.gcs.credentials.secretName }}
+    defaultMode: 0440
+    items:
+      - key: {{ $s.gcs.credentials.key }}
+        path: credentials.json
+{{- end }}
+{{- if $s.dependencytrack.enabled }}
+- name: dtrack-api-key
+  secret:
+    secretName: {{ $s.dependencytrack.apiKey.secretName }}
+    defaultMode: 0440
+    items:
+      - key: {{ $s.dependencytrack.apiKey.key }}
+        path: api-key
+{{- if $s.dependencytrack.ca.configMapName }}
+- name: dtrack-ca
+  configMap:
+    name: {{ $s.dependencytrack.ca.configMapName }}
+    items:
+      - key: {{ $s.dependencytrack.ca.key }}
+        path: ca.crt
+{{- end }}
+{{- end }}
+{{- if and $s.oci.enabled $s.oci.dockerConfig.secretName }}
+- name: oci-docker-config
+  secret:
+    secretName: {{ $s.oci.dockerConfig.secretName }}
+    defaultMode: 0440
+    items:
+      - key: {{ $s.oci.dockerConfig.key }}
+        path: config.json
+{{- end }}
+{{- end -}}

@@ -1,0 +1,51 @@
+{{/*
+The read rules of the collector: get, list and watch on every workload and
+owner kind of the built-in profiles (collector/profiles.yaml), nothing
+else. Kinds whose CRDs are not installed may stay listed: the collector
+watches what discovery serves. No Secrets, no write verb.
+*/}}
+{{- define "bomstream.readRules" -}}
+- apiGroups: [""]
+  resources: [pods, replicationcontrollers{{ if .cluster }}, namespaces{{ end }}]
+  verbs: [get, list, watch]
+- apiGroups: [apps]
+  resources: [deployments, statefulsets, daemonsets, replicasets]
+  verbs: [get, list, watch]
+- apiGroups: [batch]
+  resources: [jobs, cronjobs]
+  verbs: [get, list, watch]
+{{- if .cluster }}
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [get, list, watch]
+{{- end }}
+- apiGroups: [nvidia.com]
+  resources: [dynamographdeployments, dynamocomponentdeployments]
+  verbs: [get, list, watch]
+- apiGroups: [grove.io]
+  resources: [podcliquesets, podcliques, podcliquescalinggroups]
+  verbs: [get, list, watch]
+- apiGroups: [leaderworkerset.x-k8s.io]
+  resources: [leaderworkersets]
+  verbs: [get, list, watch]
+- apiGroups: [disaggregatedset.x-k8s.io]
+  resources: [disaggregatedsets]
+  verbs: [get, list, watch]
+- apiGroups: [serving.kserve.io]
+  resources: [inferenceservices, llminferenceservices]
+  verbs: [get, list, watch]
+- apiGroups: [serving.knative.dev]
+  resources: [services, revisions, configurations]
+  verbs: [get, list, watch]
+- apiGroups: [apps.nvidia.com]
+  resources: [nimservices, nimcaches]
+  verbs: [get, list, watch]
+- apiGroups: [production-stack.vllm.ai]
+  resources: [vllmruntimes]
+  verbs: [get, list, watch]
+{{- range .root.Values.rbac.extraRules }}
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: [get, list, watch]
+{{- end }}
+{{- end -}}
