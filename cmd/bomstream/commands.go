@@ -38,7 +38,7 @@ func (c *common) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.cluster, "cluster", "", "cluster name (default \"default\"; env BOMSTREAM_CLUSTER)")
 	f.StringVar(&c.natsURL, "nats-url", "", "external NATS URL; empty runs the embedded server (env BOMSTREAM_NATS_URL)")
 	f.StringVar(&c.dataDir, "data-dir", "", "embedded server store (default ./bomstream-data; env BOMSTREAM_DATA_DIR)")
-	f.StringVar(&c.natsListen, "nats-listen", "", "let the embedded server also accept NATS clients at ADDR, e.g. 127.0.0.1:4222, so that history, get and replay can reach a running process with --nats-url (env BOMSTREAM_NATS_LISTEN)")
+	f.StringVar(&c.natsListen, "nats-listen", "", "let the embedded server also accept NATS clients at ADDR, e.g. 127.0.0.1:4222, for stages or commands elsewhere (--nats-url); commands on the same data directory reach the running process by themselves; beyond loopback it needs credentials (env BOMSTREAM_NATS_LISTEN)")
 	f.StringVar(&c.httpListen, "http-listen", "", "address of /metrics, /healthz and /readyz, e.g. :9090 (env BOMSTREAM_HTTP_LISTEN)")
 	f.StringVar(&c.logLevel, "log-level", "", "debug, info, warn or error (env BOMSTREAM_LOG_LEVEL)")
 	f.StringVar(&c.logFormat, "log-format", "", "console or json (env BOMSTREAM_LOG_FORMAT)")
