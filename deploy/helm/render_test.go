@@ -47,6 +47,10 @@ func TestChartRendersEveryVariant(t *testing.T) {
 					"ValidatingAdmissionPolicy", "CustomResourceDefinition", "Namespace":
 					t.Errorf("the chart renders %s", ref(o))
 				}
+				// The store is the history: helm uninstall must leave it.
+				if o.GetKind() == "PersistentVolumeClaim" && o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+					t.Errorf("%s is not kept on helm uninstall (helm.sh/resource-policy: keep)", ref(o))
+				}
 				if isClusterScoped(t, o) {
 					if v.mode == "namespaced" {
 						t.Errorf("namespaced mode renders the cluster-scoped %s", ref(o))
