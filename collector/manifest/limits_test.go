@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,9 @@ func TestReadFileSizeLimit(t *testing.T) {
 func TestReadAtMostStopsAtTheLimit(t *testing.T) {
 	f, err := os.Open("/dev/zero")
 	if err != nil {
+		if runtime.GOOS == "linux" || os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
 		t.Skip(err)
 	}
 	defer f.Close()
