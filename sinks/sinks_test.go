@@ -2,6 +2,7 @@ package sinks_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -129,5 +130,30 @@ func TestDryRunWritesNothing(t *testing.T) {
 	cancel()
 	if err := d.Export(ctx, sinktest.NewBOM(w, 3)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// BOM.Check lets through only a body that is JSON and whose SHA-256 is
+// its BomHash; every refusal is permanent and names the workload.
+func TestBOMCheck(t *testing.T) {
+	good := sinktest.NewBOM(sinktest.Workload("a"), 1)
+	if err := good.Check(); err != nil {
+		t.Fatalf("a good BOM: %v", err)
+	}
+	notJSON := good
+	notJSON.Body = []byte("{not json")
+	notJSON.BomHash = fmt.Sprintf("sha256:%x", sha256.Sum256(notJSON.Body))
+	for name, c := range map[string]struct {
+		b    sinks.BOM
+		want string
+	}{
+		"malformed hash":  {func() sinks.BOM { b := good; b.BomHash = "sha256:ABC"; return b }(), "is not sha256:<hex>"},
+		"other body":      {func() sinks.BOM { b := good; b.Body = append([]byte(" "), b.Body...); return b }(), "does not match bom hash"},
+		"body is no JSON": {notJSON, "not JSON"},
+	} {
+		err := c.b.Check()
+		if err == nil || !sinks.IsPermanent(err) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), good.Workload.String()) {
+			t.Errorf("%s: %v, want a permanent error saying %q about %s", name, err, c.want, good.Workload)
+		}
 	}
 }

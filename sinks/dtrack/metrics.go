@@ -1,9 +1,9 @@
 package dtrack
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // metrics are the sink's own series, labelled sink=<name>; the runner
@@ -24,13 +24,13 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		Help: "Time Dependency-Track took to import an uploaded BOM, as seen by polling.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"sink"})
 	if reg != nil {
 		var err error
-		if uploads, err = register(reg, uploads); err != nil {
+		if uploads, err = stream.Register(reg, uploads); err != nil {
 			return nil, err
 		}
-		if export, err = register(reg, export); err != nil {
+		if export, err = stream.Register(reg, export); err != nil {
 			return nil, err
 		}
-		if processing, err = register(reg, processing); err != nil {
+		if processing, err = stream.Register(reg, processing); err != nil {
 			return nil, err
 		}
 	}
@@ -39,19 +39,4 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		exportSeconds:     export.WithLabelValues(sink),
 		processingSeconds: processing.WithLabelValues(sink),
 	}, nil
-}
-
-// register registers c, or returns the collector a sink of the same type
-// registered before.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }

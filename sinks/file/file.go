@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -170,22 +169,14 @@ func checkSegment(seg string) error {
 	return nil
 }
 
-var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
 // Export implements sinks.Sink.
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	dir, err := s.WorkloadDir(b.Workload)
 	if err != nil {
 		return err
 	}
-	if !bomHashPattern.MatchString(b.BomHash) {
-		return sinks.Permanent(fmt.Errorf("export %s: bom hash %q is not sha256:<hex>", b.Workload, b.BomHash))
-	}
-	if !matches(b.Body, b.BomHash) {
-		return sinks.Permanent(fmt.Errorf("export %s: body does not match bom hash %s", b.Workload, b.BomHash))
-	}
-	if !json.Valid(b.Body) {
-		return sinks.Permanent(fmt.Errorf("export %s: body is not JSON", b.Workload))
+	if err := b.Check(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)

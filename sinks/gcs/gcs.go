@@ -3,13 +3,10 @@ package gcs
 import (
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -193,8 +190,6 @@ func checkSegment(seg string) error {
 	return nil
 }
 
-var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
 // version orders the versions of one name: change sequence, then stream sequence.
 type version struct{ change, stream uint64 }
 
@@ -231,14 +226,8 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	if err != nil {
 		return err
 	}
-	if !bomHashPattern.MatchString(b.BomHash) {
-		return sinks.Permanent(fmt.Errorf("export %s: bom hash %q is not sha256:<hex>", b.Workload, b.BomHash))
-	}
-	if sum := sha256.Sum256(b.Body); "sha256:"+hex.EncodeToString(sum[:]) != b.BomHash {
-		return sinks.Permanent(fmt.Errorf("export %s: body does not match bom hash %s", b.Workload, b.BomHash))
-	}
-	if !json.Valid(b.Body) {
-		return sinks.Permanent(fmt.Errorf("export %s: body is not JSON", b.Workload))
+	if err := b.Check(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)

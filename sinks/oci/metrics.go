@@ -1,9 +1,9 @@
 package oci
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // metrics are the oci sink's own series, labelled sink=<name>, next to
@@ -24,10 +24,10 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		Help: "BOM artifacts per image, by result: pushed (new) or present (already a referrer of the image)."}, []string{"sink", "result"})
 	if reg != nil {
 		var err error
-		if skipped, err = register(reg, skipped); err != nil {
+		if skipped, err = stream.Register(reg, skipped); err != nil {
 			return nil, err
 		}
-		if artifacts, err = register(reg, artifacts); err != nil {
+		if artifacts, err = stream.Register(reg, artifacts); err != nil {
 			return nil, err
 		}
 	}
@@ -36,17 +36,4 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		pushed:  artifacts.WithLabelValues(sink, "pushed"),
 		present: artifacts.WithLabelValues(sink, "present"),
 	}, nil
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }

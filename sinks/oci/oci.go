@@ -3,14 +3,11 @@ package oci
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"regexp"
 	"sync"
 	"time"
 
@@ -199,20 +196,12 @@ func (s *Sink) skip(b sinks.BOM, img schemas.ImageDigest, reason string, err err
 	s.log.Info("image skipped: no artifact for it", fields...)
 }
 
-var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
 // Export implements sinks.Sink: for every image of b with a resolved
 // digest, the BOM becomes a referrer of that image manifest, unless it
 // already is one.
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
-	if !bomHashPattern.MatchString(b.BomHash) {
-		return sinks.Permanent(fmt.Errorf("export %s: bom hash %q is not sha256:<hex>", b.Workload, b.BomHash))
-	}
-	if sum := sha256.Sum256(b.Body); "sha256:"+hex.EncodeToString(sum[:]) != b.BomHash {
-		return sinks.Permanent(fmt.Errorf("export %s: body does not match bom hash %s", b.Workload, b.BomHash))
-	}
-	if !json.Valid(b.Body) {
-		return sinks.Permanent(fmt.Errorf("export %s: body is not JSON", b.Workload))
+	if err := b.Check(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)

@@ -10,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 	"github.com/bomstream/bomstream/stream"
@@ -65,17 +62,7 @@ func BenchmarkLedger(b *testing.B) {
 	}
 	defer bus.Close()
 	for i := range n {
-		bom := sinktest.NewBOM(sinktest.Workload("w"+strconv.Itoa(i)), uint64(i+1))
-		m := nats.NewMsg(schemas.BOMsSubject(bom.Workload))
-		m.Data = bom.Body
-		m.Header.Set(schemas.HeaderBomHash, bom.BomHash)
-		m.Header.Set(schemas.HeaderInputHash, bom.InputHash)
-		m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(bom.ChangeSeq, 10))
-		m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(bom.Workload))
-		m.Header.Set(schemas.HeaderEventTime, bom.Time.Format(time.RFC3339Nano))
-		if _, err := bus.Publish(ctx, m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq)); err != nil {
-			b.Fatal(err)
-		}
+		publishBOM(b, bus, sinktest.NewBOM(sinktest.Workload("w"+strconv.Itoa(i)), uint64(i+1)))
 	}
 	sink := &nopSink{name: "nop"}
 	pass := func(name string, wantExported, wantSkipped uint64) {

@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -21,8 +20,6 @@ type item struct {
 	changeSeq uint64
 	streamSeq uint64
 }
-
-var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // parse reads a BOMS message per the contract in schemas/subjects.go.
 func parse(m *stream.Msg) (item, error) {
@@ -62,7 +59,7 @@ func parse(m *stream.Msg) (item, error) {
 			return it, err
 		}
 		hash := h.Get(schemas.HeaderBomHash)
-		if !bomHashPattern.MatchString(hash) {
+		if !sinks.ValidBomHash(hash) {
 			return it, fmt.Errorf("header %s %q is not sha256:<hex>", schemas.HeaderBomHash, hash)
 		}
 		in := h.Get(schemas.HeaderInputHash)

@@ -26,7 +26,7 @@ import (
 // patience bounds every wait; it only fails a test that hangs.
 const patience = 90 * time.Second
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*patience)
 	t.Cleanup(cancel)
 	return ctx
@@ -56,7 +56,7 @@ func fast(cfg Config) Config {
 	return cfg
 }
 
-func publishBOM(t *testing.T, b *stream.Bus, bom sinks.BOM) uint64 {
+func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 	t.Helper()
 	m := nats.NewMsg(schemas.BOMsSubject(bom.Workload))
 	m.Data = bom.Body
