@@ -2,7 +2,6 @@ package transformer
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,26 +33,13 @@ func newRenderer(t testing.TB) *Renderer {
 	return r
 }
 
-var (
-	validatorOnce sync.Once
-	validator     *validate.Validator
-	validatorErr  error
-)
-
 func bomValidator(t testing.TB) *validate.Validator {
 	t.Helper()
-	validatorOnce.Do(func() {
-		dir, err := validate.CycloneDXSchemaDir()
-		if err != nil {
-			validatorErr = err
-			return
-		}
-		validator, validatorErr = validate.New(dir)
-	})
-	if validatorErr != nil {
-		t.Fatalf("cyclonedx validator: %v", validatorErr)
+	v, err := validate.CycloneDX()
+	if err != nil {
+		t.Fatalf("cyclonedx validator: %v", err)
 	}
-	return validator
+	return v
 }
 
 // render renders in, validates the BOM against CycloneDX 1.6 and decodes it.

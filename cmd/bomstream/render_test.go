@@ -22,11 +22,7 @@ func TestRenderExamplesToStdout(t *testing.T) {
 	if err := run(context.Background(), []string{"render", "-f", "../../examples"}, testEnv(&out, &errOut)); err != nil {
 		t.Fatalf("render: %v\n%s", err, errOut.String())
 	}
-	dir, err := validate.CycloneDXSchemaDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := validate.New(dir)
+	v, err := validate.CycloneDX()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -376,11 +376,7 @@ func TestSBOMReferrers(t *testing.T) {
 	res := built(t)
 	top, im := topIndex(t, res.Out)
 	_, imgs := images(t, res.Out)
-	dir, err := validate.CycloneDXSchemaDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := validate.New(dir)
+	v, err := validate.CycloneDX()
 	if err != nil {
 		t.Fatal(err)
 	}

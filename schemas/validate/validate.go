@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -146,6 +147,20 @@ func (v *Validator) ValidateBOM(raw []byte) error {
 	}
 	return nil
 }
+
+// CycloneDX returns a Validator with the CycloneDX 1.6 schema found by
+// CycloneDXSchemaDir. It is compiled on the first call and shared by the
+// callers of one process (a compiled schema is immutable, and compiling it
+// is the slow part).
+func CycloneDX() (*Validator, error) { return cycloneDX() }
+
+var cycloneDX = sync.OnceValues(func() (*Validator, error) {
+	dir, err := CycloneDXSchemaDir()
+	if err != nil {
+		return nil, err
+	}
+	return New(dir)
+})
 
 // CycloneDXSchemaDir finds the official CycloneDX JSON schemas: the folder named
 // by $BOMSTREAM_CYCLONEDX_SCHEMA_DIR, else the schema/ folder of the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,35 +13,15 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/dtrack"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
 )
 
-var (
-	validatorOnce sync.Once
-	validator     *validate.Validator
-	validatorErr  error
-)
-
-// newDouble starts a Dependency-Track double sharing one compiled schema.
+// newDouble starts a Dependency-Track double (its schema validator is
+// compiled once per test process, by validate.CycloneDX).
 func newDouble(t testing.TB, opts dtracktest.Options) *dtracktest.Server {
 	t.Helper()
-	validatorOnce.Do(func() {
-		dir, err := validate.CycloneDXSchemaDir()
-		if err != nil {
-			validatorErr = err
-			return
-		}
-		validator, validatorErr = validate.New(dir)
-	})
-	if validatorErr != nil {
-		t.Fatal(validatorErr)
-	}
-	if opts.Validator == nil {
-		opts.Validator = validator
-	}
 	return dtracktest.New(t, opts)
 }
 

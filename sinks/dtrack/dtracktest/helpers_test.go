@@ -9,37 +9,16 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
 )
 
-var (
-	validatorOnce sync.Once
-	validator     *validate.Validator
-	validatorErr  error
-)
-
-// start runs a double sharing one compiled CycloneDX schema across tests.
+// start runs a double (its schema validator is compiled once per test
+// process, by validate.CycloneDX).
 func start(t *testing.T, opts dtracktest.Options) *dtracktest.Server {
 	t.Helper()
-	validatorOnce.Do(func() {
-		dir, err := validate.CycloneDXSchemaDir()
-		if err != nil {
-			validatorErr = err
-			return
-		}
-		validator, validatorErr = validate.New(dir)
-	})
-	if validatorErr != nil {
-		t.Fatal(validatorErr)
-	}
-	if opts.Validator == nil {
-		opts.Validator = validator
-	}
 	return dtracktest.New(t, opts)
 }
 

@@ -475,26 +475,21 @@ func (s *Server) lookupProject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	s.mu.Lock()
-	p := s.byName(q.Get("name"), q.Get("version"))
-	var out projectJSON
-	if p != nil {
-		out = s.render(p, true)
-	}
-	s.mu.Unlock()
-	if p == nil {
-		writeText(w, http.StatusNotFound, "The project could not be found.")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeProject(w, func() *project { return s.byName(q.Get("name"), q.Get("version")) })
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request) {
 	if s.authorize(w, r, ViewPortfolio) == nil {
 		return
 	}
+	s.writeProject(w, func() *project { return s.projects[r.PathValue("uuid")] })
+}
+
+// writeProject answers with the project find returns (called under s.mu),
+// or 404 when there is none.
+func (s *Server) writeProject(w http.ResponseWriter, find func() *project) {
 	s.mu.Lock()
-	p := s.projects[r.PathValue("uuid")]
+	p := find()
 	var out projectJSON
 	if p != nil {
 		out = s.render(p, true)

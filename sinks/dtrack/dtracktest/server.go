@@ -110,11 +110,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	val := opts.Validator
 	if val == nil && !opts.DisableValidation {
-		dir, err := validate.CycloneDXSchemaDir()
-		if err != nil {
-			return nil, err
-		}
-		if val, err = validate.New(dir); err != nil {
+		if val, err = validate.CycloneDX(); err != nil {
 			return nil, err
 		}
 	}
