@@ -158,7 +158,21 @@ func maybeTokenFree(v string) bool {
 
 // redactKeys replaces the values of secret-named keys.
 func redactKeys(s string) string {
-	idx := keyRE.FindAllStringSubmatchIndex(s, -1)
+	return redactValues(s, keyRE, func(m []int) (int, int, bool) {
+		name := s[m[4]:m[5]]
+		if !SecretName(name) {
+			return 0, 0, false
+		}
+		sep := s[m[8]:m[9]]
+		return m[1], valueEnd(s, m[1], strings.Contains(sep, ":") && headerName(name)), true
+	})
+}
+
+// redactValues replaces in s, for each match m of re, the value that
+// value(m) spans (without its quotes) by RedactedValue; ok false leaves the
+// match alone.
+func redactValues(s string, re *regexp.Regexp, value func(m []int) (vs, ve int, ok bool)) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
 		return s
 	}
@@ -168,14 +182,8 @@ func redactKeys(s string) string {
 		if m[0] < last {
 			continue
 		}
-		name := s[m[4]:m[5]]
-		if !SecretName(name) {
-			continue
-		}
-		sep := s[m[8]:m[9]]
-		vs := m[1]
-		ve := valueEnd(s, vs, strings.Contains(sep, ":") && headerName(name))
-		if ve <= vs {
+		vs, ve, ok := value(m)
+		if !ok || ve <= vs {
 			continue
 		}
 		val := s[vs:ve]
@@ -240,43 +248,17 @@ func valueEnd(s string, i int, header bool) int {
 
 // redactFlags replaces the value after a secret-named flag and blanks.
 func redactFlags(s string) string {
-	idx := flagRE.FindAllStringSubmatchIndex(s, -1)
-	if idx == nil {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		if m[0] < last {
-			continue
-		}
+	return redactValues(s, flagRE, func(m []int) (int, int, bool) {
 		name := s[m[2]:m[3]]
 		if strings.IndexByte(name, '=') >= 0 || !SecretName(name) {
-			continue
+			return 0, 0, false
 		}
 		vs := m[1]
 		if vs >= len(s) || s[vs] == '-' {
-			continue
+			return 0, 0, false
 		}
-		ve := valueEnd(s, vs, false)
-		val := s[vs:ve]
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
-			vs, ve = vs+1, ve-1
-			val = s[vs:ve]
-		}
-		b.WriteString(s[last:vs])
-		if val == "" || val == RedactedValue {
-			b.WriteString(val)
-		} else {
-			b.WriteString(RedactedValue)
-		}
-		last = ve
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+		return vs, valueEnd(s, vs, false), true
+	})
 }
 
 // SecretName reports whether a flag, variable, header or key name names a
