@@ -210,21 +210,7 @@ func TestKill9AtRandomPoints(t *testing.T) {
 	}
 	<-writerDone
 	time.Sleep(time.Second) // the last round is seen by the running process
-	if err := proc.stop(t); err != nil {
-		t.Fatalf("last process: %v", err)
-	}
-	// Drain: --once syncs the (unchanged) tree and waits for every stage.
-	final := startProcess(t, bin, outFile, errFile, append(args[:len(args):len(args)], "--once")...)
-	select {
-	case err := <-final.exited:
-		if err != nil {
-			t.Fatalf("run --once after the kills: %v", err)
-		}
-	case <-time.After(5 * time.Minute):
-		final.kill(t)
-		t.Fatal("run --once after the kills did not finish")
-	}
-
+	drain(t, proc, bin, outFile, errFile, args, 5*time.Minute)
 	checkAfterKills(t, data, hist, outPath, workloads, 5000)
 }
 
@@ -367,4 +353,24 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 		t.Fatal(err)
 	}
 	t.Logf("%d changes of %d workloads; lost %d, doubled %d; %d lines torn by a kill", len(changes), workloads, lost, doubled, torn)
+}
+
+// drain stops the last process cleanly, then runs `run --once` with args,
+// which syncs the (unchanged) tree and waits until every stage is done; it
+// fails t when either fails or --once takes longer than limit.
+func drain(t *testing.T, last *osProcess, bin string, outFile, errFile *os.File, args []string, limit time.Duration) {
+	t.Helper()
+	if err := last.stop(t); err != nil {
+		t.Fatalf("last process: %v", err)
+	}
+	final := startProcess(t, bin, outFile, errFile, append(args[:len(args):len(args)], "--once")...)
+	select {
+	case err := <-final.exited:
+		if err != nil {
+			t.Fatalf("run --once at the end: %v", err)
+		}
+	case <-time.After(limit):
+		final.kill(t)
+		t.Fatalf("run --once at the end did not finish within %s", limit)
+	}
 }

@@ -88,19 +88,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	time.Sleep(2 * time.Second)
-	if err := proc.stop(t); err != nil {
-		t.Fatalf("last process: %v", err)
-	}
-	final := startProcess(t, bin, outFile, errFile, append(args[:len(args):len(args)], "--once")...)
-	select {
-	case err := <-final.exited:
-		if err != nil {
-			t.Fatalf("run --once at the end: %v", err)
-		}
-	case <-time.After(10 * time.Minute):
-		final.kill(t)
-		t.Fatal("run --once at the end did not finish")
-	}
+	drain(t, proc, bin, outFile, errFile, args, 10*time.Minute)
 	t.Logf("%s: %d rounds of changes, %d kills, %d read-only periods", d, rounds, kills, readOnly)
 	checkAfterKills(t, data, hist, outPath, workloads, 0)
 	c := newCLI(t)
