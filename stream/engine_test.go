@@ -46,6 +46,17 @@ func testEngineConfig(durable string) EngineConfig {
 
 // runEngine starts e in the background and returns a stop function that
 // waits for Run to return.
+// startEngine builds an engine for h on b and runs it until the test ends.
+func startEngine(t *testing.T, b *Bus, cfg EngineConfig, h Handler) *Engine {
+	t.Helper()
+	e, err := b.NewEngine(cfg, h, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEngine(t, e)
+	return e
+}
+
 func runEngine(t *testing.T, e *Engine) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +131,7 @@ func TestEngineOrdersEachSubject(t *testing.T) {
 	var busy sync.Map
 	var overlap, concurrent atomic.Int64
 	var running atomic.Int64
-	e, err := b.NewEngine(testEngineConfig("order"), func(ctx context.Context, m *Msg) error {
+	e := startEngine(t, b, testEngineConfig("order"), func(ctx context.Context, m *Msg) error {
 		if _, loaded := busy.LoadOrStore(m.Subject, true); loaded {
 			overlap.Add(1)
 		}
@@ -132,11 +143,7 @@ func TestEngineOrdersEachSubject(t *testing.T) {
 		busy.Delete(m.Subject)
 		rec.add(m)
 		return nil
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEngine(t, e)
+	})
 	waitUntil(t, "all handled and acked", func() bool { return rec.n.Load() == 200 && caughtUp(t, b, "order")() })
 	if overlap.Load() != 0 {
 		t.Fatalf("%d times two messages of one subject were handled at once", overlap.Load())
@@ -166,18 +173,14 @@ func TestEngineRetriesInOrderAndReportsDegraded(t *testing.T) {
 	var rec recorder
 	var healed atomic.Bool
 	var failures atomic.Int64
-	e, err := b.NewEngine(testEngineConfig("retry"), func(ctx context.Context, m *Msg) error {
+	e := startEngine(t, b, testEngineConfig("retry"), func(ctx context.Context, m *Msg) error {
 		if string(m.Data) == "bad:0" && !healed.Load() {
 			failures.Add(1)
 			return fmt.Errorf("store unreachable: dial tcp: connection refused (token=s3cr3t)")
 		}
 		rec.add(m)
 		return nil
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEngine(t, e)
+	})
 	waitUntil(t, "the good subject done", func() bool { return len(rec.of(schemas.SubjectBOMsPrefix+"t.good")) == 5 })
 	waitUntil(t, "degraded", func() bool { return e.Health().State == StateDegraded })
 	if got := rec.of(schemas.SubjectBOMsPrefix + "t.bad"); len(got) != 0 {
@@ -227,7 +230,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 	var rec recorder
 	cfg := testEngineConfig("dlq")
 	cfg.MaxAttempts = 3
-	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	e := startEngine(t, b, cfg, func(ctx context.Context, m *Msg) error {
 		switch string(m.Data) {
 		case "refused":
 			return Permanent(errors.New("400 bad request:\nthe store refused it (Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.c2ln)"))
@@ -236,11 +239,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 		}
 		rec.add(m)
 		return nil
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEngine(t, e)
+	})
 	waitUntil(t, "all settled", caughtUp(t, b, "dlq"))
 	if got := rec.of(subj); strings.Join(got, ",") != "ok1,ok2" {
 		t.Fatalf("handled %v", got)
@@ -285,17 +284,13 @@ func TestEngineAbandonsHungCalls(t *testing.T) {
 	cfg := testEngineConfig("hung")
 	cfg.AttemptTimeout = 200 * time.Millisecond
 	cfg.Concurrency = 2
-	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	e := startEngine(t, b, cfg, func(ctx context.Context, m *Msg) error {
 		if strings.HasPrefix(string(m.Data), "hung:") && !release.Load() {
 			select {} // a store that never answers and ignores ctx
 		}
 		rec.add(m)
 		return nil
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEngine(t, e)
+	})
 	waitUntil(t, "the other workloads done", func() bool { return rec.n.Load() == 9 })
 	waitUntil(t, "degraded", func() bool { return e.Health().State == StateDegraded })
 	if h := e.Health(); !strings.Contains(h.Reason, "timed out") {
@@ -566,14 +561,10 @@ func TestClaimDeadLettersAMessageThatKeepsCrashingTheProcess(t *testing.T) {
 		crashingEngine(t, b, cfg, "p:0")
 	}
 	var rec recorder
-	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	startEngine(t, b, cfg, func(ctx context.Context, m *Msg) error {
 		rec.add(m)
 		return nil
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runEngine(t, e)
+	})
 	waitUntil(t, "settled", caughtUp(t, b, "crashloop"))
 	if got := strings.Join(rec.of(schemas.SubjectBOMsPrefix+"t.p"), ","); got != "p:1" {
 		t.Fatalf("handled %s, want only p:1", got)
