@@ -604,14 +604,17 @@ func TestOutageWhileWaitingDoesNotUploadTwice(t *testing.T) {
 	}
 }
 
-// A canceled wait leaves the token for the next Export to resume.
+// A canceled wait leaves the token for the next Export to resume. The
+// cancel comes once the sink polls the token (the upload is answered): a
+// cancel during the upload itself may lose the token, and a second upload
+// is then right.
 func TestCanceledWaitResumes(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{ProcessingDelay: 200 * time.Millisecond})
 	s := newSink(t, dt, allPerms, nil)
 	b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
-		for dt.Calls("PUT /api/v1/bom") < 1 {
+		for dt.Calls("GET /api/v1/event/token/{uuid}")+dt.Calls("GET /api/v1/bom/token/{uuid}") < 1 {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()
