@@ -18,16 +18,6 @@ const (
 	confUnresolved = "unresolved"
 )
 
-func confScore(c string) float32 {
-	switch c {
-	case confDeclared:
-		return 1.0
-	case confInferred:
-		return 0.6
-	}
-	return 0.2
-}
-
 func confRank(c string) int {
 	switch c {
 	case confDeclared:

@@ -185,8 +185,3 @@ func (w shellWord) expand(env map[string]string) string {
 	}
 	return b.String()
 }
-
-// shellSplit is parseShell(s).expand(env): the commands of a script.
-func shellSplit(s string, env map[string]string) [][]string {
-	return parseShell(s).expand(env)
-}

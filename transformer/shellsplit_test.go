@@ -113,3 +113,8 @@ func sameInvocations(a, b []Invocation) bool {
 	}
 	return true
 }
+
+// shellSplit is parseShell(s).expand(env): the commands of a script.
+func shellSplit(s string, env map[string]string) [][]string {
+	return parseShell(s).expand(env)
+}

@@ -104,9 +104,6 @@ func (r *Runner) engineConfig(ec stream.EngineConfig) stream.EngineConfig {
 	return ec
 }
 
-// Name is the sink's name.
-func (r *Runner) Name() string { return r.name }
-
 // Durable is the name of the sink's consumer on BOMS.
 func (r *Runner) Durable() string { return r.eng.Config().Durable }
 

@@ -126,19 +126,6 @@ func (s *Server) Projects() []Project {
 	return out
 }
 
-// Children returns the direct children of the project with uuid.
-func (s *Server) Children(uuid string) []Project {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []Project
-	for _, p := range s.sorted() {
-		if p.Parent == uuid {
-			out = append(out, p.snapshot())
-		}
-	}
-	return out
-}
-
 // CreateProject stores a project directly (as an administrator would): p.UUID
 // is generated when empty, an empty Classifier is APPLICATION and an empty
 // CollectionLogic NONE. Components and BomHash are ignored.

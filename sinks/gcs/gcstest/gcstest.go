@@ -1,5 +1,5 @@
 // Package gcstest starts fake-gcs-server in-process (memory backend) behind
-// a small front that counts the requests reaching it and can fail them on
+// a small front that counts the writes reaching it and can fail requests on
 // demand, for the tests of the gcs sink and of pipelines that use it.
 //
 //	srv := gcstest.Start(t, "boms")
@@ -7,7 +7,6 @@
 //	...
 //	srv.Objects(t, "prod/")    // what the bucket holds, with metadata and generations
 //	srv.Writes()               // object writes the server accepted
-//	srv.SetDown(true)          // every request answered 503 until SetDown(false)
 //
 // The storage client must use JSON reads (storage.WithJSONReads), which the
 // gcs sink always does.
@@ -36,9 +35,7 @@ type Server struct {
 	front *httptest.Server
 
 	mu       sync.Mutex
-	requests int
 	writes   int
-	down     bool
 	failNext []int // statuses for the next requests, in order
 	lose     int   // write responses to lose
 	fault    func(*http.Request) int
@@ -121,13 +118,6 @@ func (s *Server) Reset(tb testing.TB) {
 	s.Fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: s.Bucket})
 }
 
-// Requests is the number of requests that reached the front.
-func (s *Server) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
-
 // Writes is the number of object writes (uploads, updates, deletes) the
 // server accepted; refused ones (a failed precondition, an injected fault)
 // do not count.
@@ -135,13 +125,6 @@ func (s *Server) Writes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writes
-}
-
-// SetDown makes every request fail with 503 Service Unavailable while down.
-func (s *Server) SetDown(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
 }
 
 // FailNext answers the next len(statuses) requests with these statuses, in
@@ -172,12 +155,8 @@ func (s *Server) SetFault(f func(*http.Request) int) {
 func (s *Server) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
-		s.requests++
 		status := 0
-		switch {
-		case s.down:
-			status = http.StatusServiceUnavailable
-		case len(s.failNext) > 0:
+		if len(s.failNext) > 0 {
 			status, s.failNext = s.failNext[0], s.failNext[1:]
 		}
 		fault := s.fault
