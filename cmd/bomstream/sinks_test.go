@@ -7,9 +7,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
@@ -242,5 +245,67 @@ func TestSinkCheck(t *testing.T) {
 	mustContain(t, "file sink check", c.mustRun("sink", "check", "files", "--config", conf).stdout, "has no checks")
 	if _, err := os.Stat(filepath.Join(dir, "bomstream-data")); !os.IsNotExist(err) {
 		t.Fatal("sink check created a data directory")
+	}
+}
+
+// A store that hangs (it takes the request and never answers) costs its
+// sink only the attempt timeout per try: the other sinks export everything,
+// /readyz names the hung sink, and once the store answers again it catches
+// up with every BOM once.
+func TestRunWithAHungStore(t *testing.T) {
+	const n = 4
+	g := gcstest.Start(t, "boms")
+	dt := dtracktest.New(t, dtracktest.Options{})
+	key := dt.NewKey(dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.PortfolioManagement, dtracktest.ProjectCreationUpload)
+	reg := ocitest.Start(t, ocitest.GGCR, ocitest.Options{})
+	conf := allSinksConfig(t, g, dt, key, reg)
+	raw, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The GCS sink gives an attempt up after 1s.
+	text := strings.Replace(string(raw), "maxBackoff: 500ms}}\n- {name: dt", "maxBackoff: 500ms, attemptTimeout: 1s}}\n- {name: dt", 1)
+	if text == string(raw) {
+		t.Fatalf("no GCS runner block in\n%s", raw)
+	}
+	writeFile(t, conf, text)
+	tree := pinnedTree(t, reg, n, 1)
+	release := make(chan struct{})
+	var hung atomic.Int64
+	g.SetFault(func(*http.Request) int {
+		hung.Add(1)
+		<-release // never answers until released; the client gives up first
+		return http.StatusServiceUnavailable
+	})
+	var once sync.Once
+	unhang := func() { once.Do(func() { g.SetFault(nil); close(release) }) }
+	t.Cleanup(unhang)
+
+	c := newCLI(t)
+	c.httpAddr = make(chan string, 1)
+	stop := startRun(t, c, "--config", conf, "--manifests", tree, "--interval", "200ms", "--data-dir", filepath.Join(t.TempDir(), "data"), "--http-listen", "127.0.0.1:0")
+	base := "http://" + <-c.httpAddr
+	want := serving(expect(t, tree, "default"))
+	eventually(t, "every BOM in Dependency-Track and the registry while GCS hangs", func() bool {
+		return len(dt.ProcessedAll()) == n && countReferrers(t, reg, want) == n
+	})
+	eventually(t, "/readyz naming the hung sink", func() bool {
+		_, body := httpGet(t, base+"/readyz")
+		return strings.Contains(body, "sink gcs: degraded") && strings.Contains(body, "sink dt: up") && strings.Contains(body, "sink oci: up")
+	})
+	if hung.Load() < 2 {
+		t.Fatalf("GCS took %d requests: the sink did not retry after its attempt timeout", hung.Load())
+	}
+	if got := countGCSBOMs(t, g); got != 0 {
+		t.Fatalf("GCS holds %d BOMs while it hangs", got)
+	}
+	unhang()
+	eventually(t, "GCS caught up", func() bool { return countGCSBOMs(t, g) == n })
+	eventually(t, "/readyz 200 again", func() bool { code, _ := httpGet(t, base+"/readyz"); return code == 200 })
+	if r := stop(); r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, tail(r.stderr, 3000))
+	}
+	if got := countGCSBOMs(t, g); got != n {
+		t.Fatalf("GCS holds %d BOMs, want %d, each once", got, n)
 	}
 }
