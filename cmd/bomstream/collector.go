@@ -80,8 +80,9 @@ func (k *kubeFlags) apply(cmd *cobra.Command, c *kube.Config) {
 // publishes to an external (or the embedded) JetStream.
 func collectorCmd(e *env) *cobra.Command {
 	var (
-		c common
-		k kubeFlags
+		c         common
+		k         kubeFlags
+		keepPages bool
 	)
 	cmd := &cobra.Command{
 		Use:   "collector --cluster NAME",
@@ -100,18 +101,21 @@ only object it writes.`,
 			if !cmd.Flags().Changed("cluster") && e.getenv("BOMSTREAM_CLUSTER") == "" && cfg.Cluster == defaultConfig().Cluster {
 				return fmt.Errorf("--cluster is required: it names this cluster in every workload identity")
 			}
-			return runCollector(cmd, e, cfg)
+			return runCollector(cmd, e, cfg, !keepPages)
 		},
 	}
 	c.bind(cmd.Flags())
 	k.bind(cmd.Flags())
+	cmd.Flags().BoolVar(&keepPages, "keep-executable-pages", false, "keep the executable's pages mapped after the first reconcile (by default they are released; a debugger's breakpoints need them kept)")
 	return cmd
 }
 
 // runCollector is the collector process: logging, the HTTP endpoint, the
 // stream and the normalizer, and nothing of the transformer or the sinks, so
-// that it stays small.
-func runCollector(cmd *cobra.Command, e *env, cfg Config) error {
+// that it stays small. After each first reconcile it gives memory back
+// (releaseMemory): the heap left by the initial list, and, with
+// releasePages, the executable's pages that starting touched.
+func runCollector(cmd *cobra.Command, e *env, cfg Config, releasePages bool) error {
 	ctx := cmd.Context()
 	log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
 	defer func() { _ = log.Sync() }()
@@ -136,6 +140,7 @@ func runCollector(cmd *cobra.Command, e *env, cfg Config) error {
 	}
 	defer bus.Close()
 	p := &pipeline{cfg: cfg, log: log, obs: obs, bus: bus, norm: norm}
+	cfg.Kubernetes.Reconciled = func() { releaseMemory(log, releasePages) }
 	col, err := newKubeCollector(p, cfg)
 	if err != nil {
 		return err

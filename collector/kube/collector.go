@@ -174,6 +174,10 @@ func (c *Collector) lead(ctx context.Context) error {
 			s.enqueue(ev.Data.Workload.UID)
 		}
 	}
+	events = nil
+	if c.cfg.Reconciled != nil {
+		c.cfg.Reconciled()
+	}
 	s.live(ctx)
 	return nil
 }
@@ -187,8 +191,8 @@ type session struct {
 	disco discovery.DiscoveryInterface
 
 	mu       sync.Mutex
-	objs     map[string]*object             // uid -> object, every watched kind
-	children map[string]map[string]struct{} // owner uid -> controlled uids
+	objs     map[string]*object  // uid -> object, every watched kind
+	children map[string][]string // owner uid -> controlled uids (a slice: most owners control one)
 	retained map[string][]schemas.ImageDigest
 	fetched  map[string]*object // metadata-only top-level objects read in full
 	watches  map[string]*kindWatch
@@ -227,7 +231,7 @@ func (c *Collector) newSession() (*session, error) {
 	}
 	return &session{
 		c: c, kube: kc, dyn: dyn, meta: meta, disco: disco,
-		objs: map[string]*object{}, children: map[string]map[string]struct{}{},
+		objs: map[string]*object{}, children: map[string][]string{},
 		retained: map[string][]schemas.ImageDigest{}, fetched: map[string]*object{},
 		watches: map[string]*kindWatch{}, gone: map[string]bool{}, skipLog: map[string]string{},
 		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: ""}),
@@ -479,12 +483,7 @@ func (s *session) upsert(obj any) {
 	}
 	s.objs[uid] = o
 	if o.owner != nil {
-		set := s.children[o.owner.UID]
-		if set == nil {
-			set = map[string]struct{}{}
-			s.children[o.owner.UID] = set
-		}
-		set[uid] = struct{}{}
+		s.children[o.owner.UID] = append(s.children[o.owner.UID], uid)
 	}
 	tops = append(tops, s.topLocked(o))
 	if f := s.fetched[uid]; f != nil && f.Generation != o.Generation {
@@ -521,11 +520,11 @@ func (s *session) unlinkLocked(o *object) {
 	if o.owner == nil {
 		return
 	}
-	if set := s.children[o.owner.UID]; set != nil {
-		delete(set, string(o.UID))
-		if len(set) == 0 {
-			delete(s.children, o.owner.UID)
-		}
+	kids := slices.DeleteFunc(s.children[o.owner.UID], func(uid string) bool { return uid == string(o.UID) })
+	if len(kids) == 0 {
+		delete(s.children, o.owner.UID)
+	} else {
+		s.children[o.owner.UID] = kids
 	}
 }
 
@@ -550,7 +549,18 @@ func (s *session) topLocked(o *object) string {
 	return top.UID
 }
 
+// enqueue queues workloads to be decided after the debounce. Before the
+// first pass nothing is queued: that pass reads the whole graph as it is
+// then, so queueing every object of the initial list would only decide each
+// workload a second time (and grow the queue's maps to the size of the
+// cluster, which Go maps never give back).
 func (s *session) enqueue(uids ...string) {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return
+	}
 	for _, uid := range uids {
 		if uid != "" {
 			s.queue.AddAfter(uid, s.c.cfg.Debounce)
@@ -684,7 +694,7 @@ func (s *session) podImagesLocked(top string) []collector.PodImage {
 	for len(queue) > 0 && len(seen) < 1_000_000 {
 		uid := queue[0]
 		queue = queue[1:]
-		for child := range s.children[uid] {
+		for _, child := range s.children[uid] {
 			if seen[child] {
 				continue
 			}

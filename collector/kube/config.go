@@ -63,6 +63,11 @@ type Config struct {
 	// QPS and Burst limit the client (defaults 20 and 40).
 	QPS   float32 `yaml:"qps"`
 	Burst int     `yaml:"burst"`
+	// Reconciled, when set, is called after the first pass of each watch
+	// session: the cluster has been listed and reconciled, and what the
+	// initial list allocated is garbage. The collector process returns
+	// memory to the system there.
+	Reconciled func() `yaml:"-"`
 }
 
 // LeaderElectionConfig is the Lease that elects the publishing replica.

@@ -101,6 +101,34 @@ func TestRestartTombstonesWhatWasDeleted(t *testing.T) {
 	}
 }
 
+// Config.Reconciled is called once per session, after the first pass has
+// published every workload listed (the collector process frees memory
+// there), and not again for later changes.
+func TestReconciledAfterTheFirstPass(t *testing.T) {
+	h := newHarness(t)
+	ns := h.namespace("ml")
+	for _, n := range []string{"a", "b", "c"} {
+		h.deployment(ns, n, "vllm/vllm-openai:v0.10.1", 1)
+	}
+	var calls, seen atomic.Int64
+	cfg := h.config()
+	cfg.Reconciled = func() {
+		calls.Add(1)
+		seen.Store(int64(h.rec.count()))
+	}
+	h.start(cfg, nil, nil)
+	eventually(t, "the first pass", 10*time.Second, func() bool { return calls.Load() == 1 })
+	if got := seen.Load(); got != 3 {
+		t.Fatalf("Reconciled called with %d workloads published, want all 3", got)
+	}
+	h.deployment(ns, "d", "vllm/vllm-openai:v0.10.1", 1)
+	eventually(t, "the fourth workload", 10*time.Second, func() bool { return h.rec.count() == 4 })
+	h.quiet(4)
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("Reconciled called %d times, want once", got)
+	}
+}
+
 // cutTransport is a connection to the API server that can be cut, as when
 // the process holding it is killed: nothing it sends arrives any more, so it
 // cannot release its Lease.
