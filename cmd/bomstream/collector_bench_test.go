@@ -17,7 +17,10 @@ package main
 //	BOMSTREAM_BENCH_COLLECTOR=1000,10000 BOMSTREAM_BENCH_IDLE=5m \
 //	  go test -run '^$' -bench Collector -benchtime 1x -timeout 60m ./cmd/bomstream/
 //
-// (`make bench-collector`). BOMSTREAM_BENCH_GOMEMLIMIT sets GOMEMLIMIT of the
+// (`make bench-collector`). BOMSTREAM_BENCH_TAGS are build tags of the
+// collector's binary: nocloudsinks measures bin/bomstream-collector, the
+// build without the cloud sinks (sinks_local.go); unset, the binary the
+// image ships. BOMSTREAM_BENCH_GOMEMLIMIT sets GOMEMLIMIT of the
 // collector process; BOMSTREAM_BENCH_FSYNC=false turns the file sink's fsync
 // off.
 
@@ -62,8 +65,11 @@ func BenchmarkCollector(b *testing.B) {
 		}
 		idle = d
 	}
+	// The binary the image ships, or the one BOMSTREAM_BENCH_TAGS builds.
+	tags := os.Getenv("BOMSTREAM_BENCH_TAGS")
+	fmt.Printf("collector binary: go build -tags %q\n", tags)
 	bin := filepath.Join(b.TempDir(), "bomstream")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build bomstream: %v\n%s", err, out)
 	}
 	for _, s := range strings.Split(sizes, ",") {

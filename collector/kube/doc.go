@@ -27,7 +27,10 @@
 // metadata-only informers; third-party workloads use dynamic informers. A
 // transform function replaces every object by a compact one before it is
 // cached, and list requests stream (client-go's WatchListClient), so memory
-// follows what BOMs need. CustomResourceDefinitions are watched (metadata
+// follows what BOMs need. Nothing is queued before the first pass, which
+// reads the whole graph, and Config.Reconciled tells the process when that
+// pass is done and the garbage of the initial list can go back to the
+// system. CustomResourceDefinitions are watched (metadata
 // only), and any change re-runs discovery: a CRD that is installed is
 // watched within seconds, one that is deleted stops its watch, with no
 // restart. Where CRDs cannot be listed (the namespace-restricted mode),
