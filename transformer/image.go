@@ -49,6 +49,12 @@ func ParseImage(ref string) (Image, error) {
 	}
 	img.Registry = reference.Domain(named)
 	img.Repository = reference.Path(named)
+	if img.Registry == "" || img.Repository == "" {
+		// A first segment with a dot names a registry; when it is no valid
+		// host name ("a.b_c/d") the library keeps it in the path and
+		// leaves the registry empty. A runtime would fail to pull it.
+		return img, fmt.Errorf("image %q: no valid registry: %w", ref, ErrUnresolvedImage)
+	}
 	if t, ok := named.(reference.Tagged); ok {
 		img.Tag = t.Tag()
 	}

@@ -40,7 +40,10 @@ func TestParseImage(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "  ", "${VERSION}", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:${VERSION}", "<image>", "REPLACE_MODEL_SERVER_IMAGE",
-		"a b", "x@sha256:zz", "Upper", "repo:", ":tag", "a//b", "-lead", "x:" + strings.Repeat("t", 200)} {
+		"a b", "x@sha256:zz", "Upper", "repo:", ":tag", "a//b", "-lead", "x:" + strings.Repeat("t", 200),
+		// Found by FuzzParseImage: its first segment has a dot, so it names a
+		// registry, but no valid one; the reference library left it empty.
+		"0.0_0/0", "a.b_c/d:1", "x_y.z/w"} {
 		if img, err := ParseImage(bad); err == nil || !errors.Is(err, ErrUnresolvedImage) {
 			t.Errorf("%q parsed as %+v (err %v)", bad, img, err)
 		}
