@@ -32,24 +32,30 @@ spec:
         args: [--model, org/model-%d, --revision, "%d"]
 `
 
-// allSinksConfig writes a configuration with the three sinks against the
-// fakes and returns its path.
-func allSinksConfig(t *testing.T, g *gcstest.Server, dt *dtracktest.Server, key string, reg *ocitest.Registry) string {
+// startAllSinks starts the three stores (fake-gcs-server, the
+// Dependency-Track double with a key allowed everything, an in-process OCI
+// registry) and writes a configuration with a sink for each; conf is its
+// path.
+func startAllSinks(t *testing.T) (g *gcstest.Server, dt *dtracktest.Server, reg *ocitest.Registry, conf string) {
 	t.Helper()
+	g = gcstest.Start(t, "boms")
+	dt = dtracktest.New(t, dtracktest.Options{})
+	key := dt.NewKey(dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.PortfolioManagement, dtracktest.ProjectCreationUpload)
+	reg = ocitest.Start(t, ocitest.GGCR, ocitest.Options{})
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "dt-key")
 	writeFile(t, keyFile, key+"\n")
 	blocks := map[string]any{"gcs": g.Config("boms"), "oci": reg.Config(t),
 		"dt": map[string]any{"url": dt.URL(), "apiKeyFile": keyFile, "pollInterval": "50ms"}}
 	enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	conf := filepath.Join(dir, "bomstream.yaml")
+	conf = filepath.Join(dir, "bomstream.yaml")
 	// Fast retries: the outage below is short.
 	writeFile(t, conf, fmt.Sprintf(`sinks:
 - {name: gcs, type: gcs, config: %s, runner: {baseBackoff: 50ms, maxBackoff: 500ms}}
 - {name: dt, type: dependencytrack, config: %s, runner: {baseBackoff: 50ms, maxBackoff: 500ms}}
 - {name: oci, type: oci, config: %s, runner: {baseBackoff: 50ms, maxBackoff: 500ms}}
 `, enc(blocks["gcs"]), enc(blocks["dt"]), enc(blocks["oci"])))
-	return conf
+	return g, dt, reg, conf
 }
 
 // pinnedTree writes n Deployments whose images are pinned by digest to
@@ -69,11 +75,7 @@ func pinnedTree(t *testing.T, reg *ocitest.Registry, n, revision int) string {
 // neither of the other two, and catches up by itself once it is back.
 func TestRunWithAllThreeSinks(t *testing.T) {
 	const n = 6
-	g := gcstest.Start(t, "boms")
-	dt := dtracktest.New(t, dtracktest.Options{})
-	key := dt.NewKey(dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.PortfolioManagement, dtracktest.ProjectCreationUpload)
-	reg := ocitest.Start(t, ocitest.GGCR, ocitest.Options{})
-	conf := allSinksConfig(t, g, dt, key, reg)
+	g, dt, reg, conf := startAllSinks(t)
 	tree := pinnedTree(t, reg, n, 1)
 	data := filepath.Join(t.TempDir(), "data")
 	c := newCLI(t)
@@ -254,11 +256,7 @@ func TestSinkCheck(t *testing.T) {
 // up with every BOM once.
 func TestRunWithAHungStore(t *testing.T) {
 	const n = 4
-	g := gcstest.Start(t, "boms")
-	dt := dtracktest.New(t, dtracktest.Options{})
-	key := dt.NewKey(dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.PortfolioManagement, dtracktest.ProjectCreationUpload)
-	reg := ocitest.Start(t, ocitest.GGCR, ocitest.Options{})
-	conf := allSinksConfig(t, g, dt, key, reg)
+	g, dt, reg, conf := startAllSinks(t)
 	raw, err := os.ReadFile(conf)
 	if err != nil {
 		t.Fatal(err)

@@ -174,7 +174,6 @@ func (c *Collector) lead(ctx context.Context) error {
 			s.enqueue(ev.Data.Workload.UID)
 		}
 	}
-	events = nil
 	if c.cfg.Reconciled != nil {
 		c.cfg.Reconciled()
 	}
@@ -196,9 +195,12 @@ type session struct {
 	retained map[string][]schemas.ImageDigest
 	fetched  map[string]*object // metadata-only top-level objects read in full
 	watches  map[string]*kindWatch
-	started  bool // the first pass is done: kinds that sync later trigger passes
-	gone     map[string]bool
-	skipLog  map[string]string // uid -> resourceVersion whose skip was logged
+	// started: the caches have settled and the first pass reads the graph
+	// from here on; before, nothing is queued, and kinds that sync later
+	// trigger passes only after.
+	started atomic.Bool
+	gone    map[string]bool
+	skipLog map[string]string // uid -> resourceVersion whose skip was logged
 
 	scope    *namespaceScope
 	crdWatch *kindWatch
@@ -274,9 +276,7 @@ func (s *session) start(ctx context.Context) error {
 		}
 		sleep(ctx, 20*time.Millisecond)
 	}
-	s.mu.Lock()
-	s.started = true
-	s.mu.Unlock()
+	s.started.Store(true)
 	s.probe(ctx)
 	return ctx.Err()
 }
@@ -342,10 +342,7 @@ func (s *session) live(ctx context.Context) {
 }
 
 func (s *session) requestPass() {
-	s.mu.Lock()
-	started := s.started
-	s.mu.Unlock()
-	if !started {
+	if !s.started.Load() {
 		return
 	}
 	select {
@@ -412,8 +409,8 @@ func (s *session) rediscover(ctx context.Context) {
 
 func (s *session) passWhenSynced(ctx context.Context, rs []resource) {
 	for ctx.Err() == nil {
+		started := s.started.Load()
 		s.mu.Lock()
-		started := s.started
 		all := true
 		for _, r := range rs {
 			if w := s.watches[r.label()]; w != nil && !w.synced() {
@@ -555,10 +552,7 @@ func (s *session) topLocked(o *object) string {
 // workload a second time (and grow the queue's maps to the size of the
 // cluster, which Go maps never give back).
 func (s *session) enqueue(uids ...string) {
-	s.mu.Lock()
-	started := s.started
-	s.mu.Unlock()
-	if !started {
+	if !s.started.Load() {
 		return
 	}
 	for _, uid := range uids {

@@ -25,7 +25,7 @@ import (
 // DeepCopyObject returns the same pointer.
 type object struct {
 	metav1.TypeMeta
-	meta
+	objectMeta
 
 	owner *collector.OwnerRef
 	// inputs of an object that is a workload of its own; nil otherwise.
@@ -44,11 +44,11 @@ type object struct {
 
 func (o *object) DeepCopyObject() runtime.Object { return o }
 
-// meta is the metadata the collector reads: what an informer needs to key
+// objectMeta is the metadata the collector reads: what an informer needs to key
 // and version the object, and its identity. It is a fraction of
 // metav1.ObjectMeta, which with its maps, slices and timestamps weighs
 // about 250 bytes even when empty, once per pod and ReplicaSet.
-type meta struct {
+type objectMeta struct {
 	Name, Namespace string
 	UID             types.UID
 	ResourceVersion string
@@ -57,7 +57,7 @@ type meta struct {
 
 // GetObjectMeta makes the object a metav1.ObjectMetaAccessor, which is how
 // the informer's store (meta.Accessor) reads its key and version.
-func (m *meta) GetObjectMeta() metav1.Object {
+func (m *objectMeta) GetObjectMeta() metav1.Object {
 	return &metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Generation: m.Generation}
 }
 
@@ -66,8 +66,8 @@ func (o *object) ref() collector.Object {
 }
 
 // slimMeta keeps the metadata the collector reads.
-func slimMeta(m metav1.Object) (meta, *collector.OwnerRef) {
-	out := meta{
+func slimMeta(m metav1.Object) (objectMeta, *collector.OwnerRef) {
+	out := objectMeta{
 		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
 		ResourceVersion: m.GetResourceVersion(), Generation: m.GetGeneration(),
 	}
@@ -99,7 +99,7 @@ func (t transformer) transform(in any) (any, error) {
 		return o, nil
 	case *metav1.PartialObjectMetadata:
 		meta, owner := slimMeta(o)
-		return &object{TypeMeta: t.typeMeta(), meta: meta, owner: owner, metaOnly: true, rolledUp: !t.kind.Workload || t.ownedByKnown(owner)}, nil
+		return &object{TypeMeta: t.typeMeta(), objectMeta: meta, owner: owner, metaOnly: true, rolledUp: !t.kind.Workload || t.ownedByKnown(owner)}, nil
 	case *unstructured.Unstructured:
 		return t.fromMap(o, o.Object), nil
 	case *corev1.Pod:
@@ -111,11 +111,11 @@ func (t transformer) transform(in any) (any, error) {
 		}
 		meta, owner := slimMeta(o)
 		if t.ownedByKnown(owner) {
-			return &object{TypeMeta: t.typeMeta(), meta: meta, owner: owner, rolledUp: true}, nil
+			return &object{TypeMeta: t.typeMeta(), objectMeta: meta, owner: owner, rolledUp: true}, nil
 		}
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
 		if err != nil {
-			return &object{TypeMeta: t.typeMeta(), meta: meta, owner: owner, skip: fmt.Errorf("convert: %w", err)}, nil
+			return &object{TypeMeta: t.typeMeta(), objectMeta: meta, owner: owner, skip: fmt.Errorf("convert: %w", err)}, nil
 		}
 		return t.fromMap(o, m), nil
 	}
@@ -138,7 +138,7 @@ func (t transformer) ownedByKnown(owner *collector.OwnerRef) bool {
 // fromMap normalizes a whole object.
 func (t transformer) fromMap(m metav1.Object, obj map[string]any) *object {
 	meta, owner := slimMeta(m)
-	o := &object{TypeMeta: t.typeMeta(), meta: meta, owner: owner}
+	o := &object{TypeMeta: t.typeMeta(), objectMeta: meta, owner: owner}
 	if av, _ := obj["apiVersion"].(string); av != "" {
 		o.APIVersion = av
 	} else {
@@ -164,7 +164,7 @@ func (t transformer) fromMap(m metav1.Object, obj map[string]any) *object {
 // controls (a workload of its own), its inputs.
 func (t transformer) pod(p *corev1.Pod) *object {
 	meta, owner := slimMeta(p)
-	o := &object{TypeMeta: t.typeMeta(), meta: meta, owner: owner}
+	o := &object{TypeMeta: t.typeMeta(), objectMeta: meta, owner: owner}
 	specImage := map[string]string{}
 	for _, c := range p.Spec.InitContainers {
 		specImage[c.Name] = c.Image
