@@ -18,9 +18,9 @@ package main
 //	  go test -run '^$' -bench Collector -benchtime 1x -timeout 60m ./cmd/bomstream/
 //
 // (`make bench-collector`). BOMSTREAM_BENCH_TAGS are build tags of the
-// collector's binary: nocloudsinks measures bin/bomstream-collector, the
-// build without the cloud sinks (sinks_local.go); unset, the binary the
-// image ships. BOMSTREAM_BENCH_GOMEMLIMIT sets GOMEMLIMIT of the
+// collector's binary; unset, nocloudsinks: the build without the cloud sinks
+// (sinks_local.go) that the bomstream-collector image ships and the chart's
+// collector runs. Set and empty, the full binary of the bomstream image. BOMSTREAM_BENCH_GOMEMLIMIT sets GOMEMLIMIT of the
 // collector process; BOMSTREAM_BENCH_FSYNC=false turns the file sink's fsync
 // off.
 
@@ -65,8 +65,12 @@ func BenchmarkCollector(b *testing.B) {
 		}
 		idle = d
 	}
-	// The binary the image ships, or the one BOMSTREAM_BENCH_TAGS builds.
-	tags := os.Getenv("BOMSTREAM_BENCH_TAGS")
+	// The binary the bomstream-collector image ships, or the one
+	// BOMSTREAM_BENCH_TAGS builds.
+	tags, set := os.LookupEnv("BOMSTREAM_BENCH_TAGS")
+	if !set {
+		tags = "nocloudsinks"
+	}
 	fmt.Printf("collector binary: go build -tags %q\n", tags)
 	bin := filepath.Join(b.TempDir(), "bomstream")
 	if out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, ".").CombinedOutput(); err != nil {

@@ -188,7 +188,7 @@ func (c Config) Validate(reg sinks.Registry) error {
 		}
 		seen[s.Name] = true
 		if _, ok := reg[s.Type]; !ok {
-			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)", field, s.Type, reg.Types()))
+			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)%s", field, s.Type, reg.Types(), omittedSinkHint(s.Type)))
 		} else if _, err := reg.Decode(s.Type, s.Config); err != nil {
 			errs = append(errs, prefixLines(field+".config: ", err))
 		}

@@ -300,8 +300,12 @@ func TestPodsAreHardened(t *testing.T) {
 					sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
 					t.Errorf("%s: container securityContext %+v", d.Name, sc)
 				}
-				if c.Image != "ghcr.io/bomstream/bomstream:"+loadChart(t).Metadata.AppVersion {
-					t.Errorf("%s: image %s", d.Name, c.Image)
+				wantImage := "ghcr.io/bomstream/bomstream:" + loadChart(t).Metadata.AppVersion
+				if component == "collector" {
+					wantImage = "ghcr.io/bomstream/bomstream-collector:" + loadChart(t).Metadata.AppVersion
+				}
+				if c.Image != wantImage {
+					t.Errorf("%s: image %s, want %s", d.Name, c.Image, wantImage)
 				}
 				wantArg := map[string]string{"all-in-one": "run", "collector": "collector", "transformer": "transformer", "sink": "sink"}[component]
 				if len(c.Args) == 0 || c.Args[0] != wantArg || !slices.Contains(c.Args, "--http-listen=:9090") {
@@ -619,5 +623,41 @@ func TestNetworkPolicy(t *testing.T) {
 		if len(got) != len(want) {
 			t.Errorf("%s: policies for %v", shape, sortedKeys(got))
 		}
+	}
+}
+
+// The distributed collector runs the bomstream-collector image at the
+// release's tag; a digest pins it, and an empty repository falls back to the
+// release's image. The other Deployments keep the release's image.
+func TestCollectorImage(t *testing.T) {
+	const dig = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	distributed := variants[2]
+	for _, tc := range []struct {
+		sets              []string
+		collector, others string
+	}{
+		{[]string{"image.tag=v9.1.0"}, "ghcr.io/bomstream/bomstream-collector:v9.1.0", "ghcr.io/bomstream/bomstream:v9.1.0"},
+		{[]string{"image.tag=v9.1.0", "collector.image.digest=" + dig}, "ghcr.io/bomstream/bomstream-collector@" + dig, "ghcr.io/bomstream/bomstream:v9.1.0"},
+		{[]string{"image.repository=registry.example/bs", "image.digest=" + dig, "collector.image.repository="}, "registry.example/bs@" + dig, "registry.example/bs@" + dig},
+		{[]string{"image.tag=v9.1.0", "collector.image.repository=registry.example/bsc"}, "registry.example/bsc:v9.1.0", "ghcr.io/bomstream/bomstream:v9.1.0"},
+	} {
+		r := renderVariant(t, distributed, tc.sets...)
+		deps := r.of("Deployment")
+		if len(deps) != 3 {
+			t.Fatalf("%v: %d Deployments", tc.sets, len(deps))
+		}
+		for _, o := range deps {
+			d := convert[appsv1.Deployment](t, o)
+			want := tc.others
+			if d.Spec.Template.Labels["app.kubernetes.io/component"] == "collector" {
+				want = tc.collector
+			}
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != want {
+				t.Errorf("%v: %s runs %s, want %s", tc.sets, d.Name, got, want)
+			}
+		}
+	}
+	if _, err := render(loadChart(t), releaseName, releaseNamespace, values(t, "shape=distributed", "collector.image.digest=latest")); err == nil {
+		t.Error("collector.image.digest=latest: accepted")
 	}
 }

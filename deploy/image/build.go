@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -30,6 +31,8 @@ const (
 	DefaultPackage = "github.com/bomstream/bomstream/cmd/bomstream"
 	// DefaultSource is org.opencontainers.image.source.
 	DefaultSource = "https://github.com/bomstream/bomstream"
+	// DefaultTitle is org.opencontainers.image.title.
+	DefaultTitle = "bomstream"
 
 	// The non-root user and group the image runs as.
 	uid, gid = 65532, 65532
@@ -52,6 +55,10 @@ const (
 	annRefName  = "org.opencontainers.image.ref.name"
 )
 
+// titleRE is a path component of an OCI repository name: the title is the
+// image's name in its purl and in file names.
+var titleRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*$`)
+
 // Platform is an os/arch pair the image is built for.
 type Platform struct {
 	OS, Arch string
@@ -66,6 +73,12 @@ type Config struct {
 	Out string
 	// Package is the main package to build; DefaultPackage when empty.
 	Package string
+	// Tags are Go build tags of the binary (go build -tags): nocloudsinks
+	// for the bomstream-collector image.
+	Tags []string
+	// Title names the image: its org.opencontainers.image.title, and the
+	// name and purl of the image in its SBOM; DefaultTitle when empty.
+	Title string
 	// Platforms to build; linux/amd64 and linux/arm64 when empty.
 	Platforms []Platform
 	// Created is the one timestamp of the image (config, history, layer
@@ -133,6 +146,12 @@ func Build(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Source == "" {
 		cfg.Source = DefaultSource
+	}
+	if cfg.Title == "" {
+		cfg.Title = DefaultTitle
+	}
+	if !titleRE.MatchString(cfg.Title) {
+		return nil, fmt.Errorf("build image: title %q: want a repository name component (lower-case letters and digits, separated by '.', '_' or '-')", cfg.Title)
 	}
 	if cfg.Go == "" {
 		cfg.Go = "go"
@@ -209,7 +228,7 @@ func (plainImage) ArtifactType() (string, error) { return "", nil }
 // compile builds a static, stripped, path-free binary: the same sources and
 // toolchain give the same bytes.
 func compile(ctx context.Context, cfg Config, p Platform, out string) error {
-	cmd := exec.CommandContext(ctx, cfg.Go, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", out, cfg.Package)
+	cmd := exec.CommandContext(ctx, cfg.Go, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-tags="+strings.Join(cfg.Tags, ","), "-o", out, cfg.Package)
 	cmd.Env = append(os.Environ(),
 		"CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
 		// The baseline instruction sets, whatever the environment says.
@@ -218,6 +237,14 @@ func compile(ctx context.Context, cfg Config, p Platform, out string) error {
 		return fmt.Errorf("go build %s for %s: %w\n%s", cfg.Package, p, err, out)
 	}
 	return nil
+}
+
+// tagsNote is ", -tags T" for a build with tags, "" without.
+func tagsNote(tags []string) string {
+	if len(tags) == 0 {
+		return ""
+	}
+	return ", -tags " + strings.Join(tags, ",")
 }
 
 // resolve fills the labels and the timestamp the caller left empty from the
@@ -255,7 +282,7 @@ func labels(cfg Config) map[string]string {
 		annCreated: cfg.Created.Format(time.RFC3339),
 		annVersion: cfg.Version,
 		annSource:  cfg.Source,
-		annTitle:   "bomstream",
+		annTitle:   cfg.Title,
 	}
 	if cfg.Revision != "" {
 		l[annRevision] = cfg.Revision
@@ -286,7 +313,7 @@ func platformImage(cfg Config, p Platform, bin string, info *PlatformImage) (img
 		History: v1.History{
 			Created:   created,
 			CreatedBy: "go run ./deploy/image",
-			Comment:   "bomstream " + cfg.Version + " (static), /etc/passwd and /etc/group with user nonroot (65532), /data, /tmp",
+			Comment:   cfg.Title + " " + cfg.Version + " (static" + tagsNote(cfg.Tags) + "), /etc/passwd and /etc/group with user nonroot (65532), /data, /tmp",
 		},
 	})
 	if err != nil {
@@ -327,7 +354,7 @@ func platformImage(cfg Config, p Platform, bin string, info *PlatformImage) (img
 		return nil, nil, fmt.Errorf("sbom for %s: %w", p, err)
 	}
 	ref, err = newReferrer(*desc, ArtifactTypeCycloneDX, sbom,
-		fmt.Sprintf("bomstream-%s-%s.cdx.json", p.OS, p.Arch), cfg.Created)
+		fmt.Sprintf("%s-%s-%s.cdx.json", cfg.Title, p.OS, p.Arch), cfg.Created)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sbom referrer for %s: %w", p, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,9 +27,17 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/bomstream/bomstream/collector/kube/kubetest"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
+	"github.com/bomstream/bomstream/stream/streamtest"
 )
 
 // created is the fixed timestamp of the test builds (SOURCE_DATE_EPOCH).
@@ -36,13 +45,48 @@ var created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 var platforms = []Platform{{"linux", "amd64"}, {"linux", "arm64"}}
 
-// The first build is shared by the tests; TestReproducible makes a second.
+// The builds are shared by the tests, each made once; TestReproducible
+// makes a second bomstream image.
 var (
-	buildOnce sync.Once
-	buildRes  *Result
-	buildErr  error
-	buildRoot string
+	buildRoot            string
+	fullBuild, collBuild sharedBuild
 )
+
+// sharedBuild is one image build that the tests share.
+type sharedBuild struct {
+	once sync.Once
+	res  *Result
+	err  error
+}
+
+// get builds the image that configure describes (for both platforms) the
+// first time, logs its sizes, and returns it.
+func (s *sharedBuild) get(t *testing.T, configure func(*Config)) *Result {
+	t.Helper()
+	if testing.Short() && os.Getenv("CI") != "true" {
+		t.Skip("builds bomstream for two platforms")
+	}
+	s.once.Do(func() {
+		if buildRoot == "" {
+			if buildRoot, s.err = os.MkdirTemp("", "bomstream-image-test-"); s.err != nil {
+				return
+			}
+		}
+		cfg := testConfig("")
+		configure(&cfg)
+		start := time.Now()
+		s.res, s.err = Build(context.Background(), cfg)
+		if s.err == nil {
+			var b strings.Builder
+			s.res.Print(&b)
+			t.Logf("built in %s:\n%s", time.Since(start).Round(time.Second), b.String())
+		}
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.res
+}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -56,29 +100,21 @@ func testConfig(out string) Config {
 	return Config{Out: out, Platforms: platforms, Created: created, Revision: "0123456789abcdef0123456789abcdef01234567"}
 }
 
-// built builds the image for both platforms once (compiling bomstream twice)
-// and logs its sizes.
+// built is the bomstream image.
 func built(t *testing.T) *Result {
 	t.Helper()
-	if testing.Short() && os.Getenv("CI") != "true" {
-		t.Skip("builds bomstream for two platforms")
-	}
-	buildOnce.Do(func() {
-		if buildRoot, buildErr = os.MkdirTemp("", "bomstream-image-test-"); buildErr != nil {
-			return
-		}
-		start := time.Now()
-		buildRes, buildErr = Build(context.Background(), testConfig(filepath.Join(buildRoot, "a", "oci-layout")))
-		if buildErr == nil {
-			var b strings.Builder
-			buildRes.Print(&b)
-			t.Logf("built in %s:\n%s", time.Since(start).Round(time.Second), b.String())
-		}
+	return fullBuild.get(t, func(c *Config) { c.Out = filepath.Join(buildRoot, "a", "oci-layout") })
+}
+
+// collectorBuilt is the bomstream image and the bomstream-collector image
+// (make image's second), built after it, reusing its compiled packages.
+func collectorBuilt(t *testing.T) (full, collector *Result) {
+	t.Helper()
+	full = built(t)
+	return full, collBuild.get(t, func(c *Config) {
+		c.Out = filepath.Join(buildRoot, "collector", "oci-layout")
+		c.Title, c.Tags = "bomstream-collector", []string{"nocloudsinks"}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildRes
 }
 
 // topIndex reads the layout's index.json.
@@ -376,25 +412,19 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
-func TestSBOMReferrers(t *testing.T) {
-	res := built(t)
-	top, im := topIndex(t, res.Out)
-	_, imgs := images(t, res.Out)
-	v, err := validate.CycloneDX()
-	if err != nil {
-		t.Fatal(err)
-	}
-	natsVersion := moduleVersion(t, "github.com/nats-io/nats-server/v2")
+// sbomReferrer is one SBOM referrer listed in a layout's index.json.
+type sbomReferrer struct {
+	desc     v1.Descriptor // its entry in index.json
+	manifest *v1.Manifest
+	sbom     []byte // the one layer: the CycloneDX document
+}
 
-	subjects := map[v1.Hash]string{}
-	for plat, img := range imgs {
-		d, err := img.Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		subjects[d] = plat
-	}
-	found := map[string]bool{}
+// referrersOf reads the SBOM referrers of the layout in dir, checking the
+// shape every one must have.
+func referrersOf(t *testing.T, dir string) []sbomReferrer {
+	t.Helper()
+	top, im := topIndex(t, dir)
+	var out []sbomReferrer
 	for _, d := range im.Manifests {
 		if d.MediaType.IsIndex() {
 			continue
@@ -414,11 +444,6 @@ func TestSBOMReferrers(t *testing.T) {
 		if m.ArtifactType != ArtifactTypeCycloneDX || m.Subject == nil || m.Config.MediaType != ArtifactTypeCycloneDX || m.Config.Size != 2 {
 			t.Fatalf("referrer %s: artifactType %q subject %v config %+v", d.Digest, m.ArtifactType, m.Subject, m.Config)
 		}
-		plat, ok := subjects[m.Subject.Digest]
-		if !ok {
-			t.Fatalf("referrer %s: subject %s is no platform image", d.Digest, m.Subject.Digest)
-		}
-		found[plat] = true
 		ls, err := art.Layers()
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("referrer %s: %d layers, %v", d.Digest, len(ls), err)
@@ -435,6 +460,36 @@ func TestSBOMReferrers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		out = append(out, sbomReferrer{desc: d, manifest: m, sbom: raw})
+	}
+	return out
+}
+
+func TestSBOMReferrers(t *testing.T) {
+	res := built(t)
+	_, imgs := images(t, res.Out)
+	v, err := validate.CycloneDX()
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsVersion := moduleVersion(t, "github.com/nats-io/nats-server/v2")
+
+	subjects := map[v1.Hash]string{}
+	for plat, img := range imgs {
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		subjects[d] = plat
+	}
+	found := map[string]bool{}
+	for _, r := range referrersOf(t, res.Out) {
+		d, m, raw := r.desc, r.manifest, r.sbom
+		plat, ok := subjects[m.Subject.Digest]
+		if !ok {
+			t.Fatalf("referrer %s: subject %s is no platform image", d.Digest, m.Subject.Digest)
+		}
+		found[plat] = true
 		if err := v.ValidateBOM(raw); err != nil {
 			t.Errorf("%s: %v", plat, err)
 		}
@@ -557,10 +612,194 @@ func TestRunFlags(t *testing.T) {
 		{"--skip-build"},
 		{"--platforms", "windows/amd64"},
 		{"--source-date-epoch", "yesterday"},
+		{"--title", "Bomstream Collector"},
+		{"--title", "../x"},
 		{"extra"},
 	} {
 		if err := run(context.Background(), args, io.Discard, func(string) string { return "" }); err == nil {
 			t.Errorf("run %q: no error", args)
 		}
+	}
+}
+
+// The bomstream-collector image is bomstream built with -tags nocloudsinks:
+// under the size goal and smaller than the bomstream image, titled as
+// itself, its SBOM listing the build tag and none of the cloud clients
+// (which the bomstream image's SBOM does list), and its binary refusing a
+// cloud sink with a message that says where to find one.
+func TestCollectorImage(t *testing.T) {
+	full, res := collectorBuilt(t)
+	for i, pi := range res.Images {
+		if pi.Compressed >= 40e6 {
+			t.Errorf("%s: compressed layer %d bytes, goal under 40 MB", pi.Platform, pi.Compressed)
+		}
+		if f := full.Images[i]; pi.Compressed > f.Compressed*4/5 {
+			t.Errorf("%s: collector layer %d bytes, bomstream %d: not a fifth smaller, the build tag did not take", pi.Platform, pi.Compressed, f.Compressed)
+		}
+	}
+	_, im := topIndex(t, res.Out)
+	if got := im.Manifests[0].Annotations[annRefName]; got != res.Tag || got != full.Tag {
+		t.Errorf("collector tag %q, bomstream %q: want the same", got, full.Tag)
+	}
+	_, imgs := images(t, res.Out)
+	for plat, img := range imgs {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cf.Config.Labels[annTitle]; got != "bomstream-collector" {
+			t.Errorf("%s: title %q", plat, got)
+		}
+		if strings.Join(cf.Config.Entrypoint, " ") != "/bomstream" || cf.Config.User != "65532:65532" {
+			t.Errorf("%s: entrypoint %q user %q", plat, cf.Config.Entrypoint, cf.Config.User)
+		}
+	}
+
+	v, err := validate.CycloneDX()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud := []string{"cloud.google.com/go/storage", "github.com/DependencyTrack/client-go", "oras.land/oras-go/v2", "google.golang.org/grpc"}
+	modules := func(raw []byte) (*cdx.BOM, map[string]cdx.Component) {
+		var bom cdx.BOM
+		if err := json.Unmarshal(raw, &bom); err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]cdx.Component{}
+		for _, c := range *bom.Components {
+			byName[c.Name] = c
+		}
+		return &bom, byName
+	}
+	fullRefs := referrersOf(t, full.Out)
+	if len(fullRefs) == 0 {
+		t.Fatal("the bomstream image has no SBOM")
+	}
+	if _, fullMods := modules(fullRefs[0].sbom); len(fullMods) == 0 || fullMods[cloud[0]].Name == "" {
+		t.Fatalf("the bomstream image's SBOM lists no %s: the check below would prove nothing", cloud[0])
+	}
+	refs := referrersOf(t, res.Out)
+	if len(refs) != 2 {
+		t.Fatalf("%d SBOM referrers, want 2", len(refs))
+	}
+	for _, r := range refs {
+		if err := v.ValidateBOM(r.sbom); err != nil {
+			t.Errorf("sbom %s: %v", r.desc.Digest, err)
+		}
+		bom, mods := modules(r.sbom)
+		if mc := bom.Metadata.Component; mc == nil || mc.Name != "bomstream-collector" || !strings.HasPrefix(mc.PackageURL, "pkg:oci/bomstream-collector@sha256%3A"+r.manifest.Subject.Digest.Hex) {
+			t.Errorf("sbom %s: metadata component %+v", r.desc.Digest, mc)
+		}
+		for _, m := range cloud {
+			if _, ok := mods[m]; ok {
+				t.Errorf("sbom %s lists %s", r.desc.Digest, m)
+			}
+		}
+		bin, ok := mods["github.com/bomstream/bomstream"]
+		if !ok || bin.Properties == nil || !slices.Contains(*bin.Properties, cdx.Property{Name: "bomstream:go:build:-tags", Value: "nocloudsinks"}) {
+			t.Errorf("sbom %s: binary component %+v, want the property -tags=nocloudsinks", r.desc.Digest, bin)
+		}
+	}
+
+	img := imgs["linux/"+runtime.GOARCH]
+	if img == nil {
+		t.Fatalf("no linux/%s image to run", runtime.GOARCH)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bomstream")
+	layerFilesOf(t, img, bin)
+	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "bomstream "+res.Version {
+		t.Errorf("bomstream version: %v: %s", err, out)
+	}
+	cfgFile := filepath.Join(dir, "bomstream.yaml")
+	if err := os.WriteFile(cfgFile, []byte("cluster: test\nsinks:\n- {name: archive, type: gcs, config: {bucket: b}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--config", cfgFile, "--once", "--manifests", dir, "--data-dir", filepath.Join(dir, "data"))
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `sinks[0].type: unknown sink type "gcs"`) || !strings.Contains(string(out), "bomstream-collector image") {
+		t.Errorf("run with a gcs sink: %v, want the configuration refused and the build named:\n%s", err, out)
+	}
+}
+
+// The bomstream-collector image's binary, run as the chart's collector
+// Deployment runs it, watches a real API server and publishes the serving
+// Deployment it finds to CHANGES on an external JetStream.
+func TestCollectorImageRunsTheCollector(t *testing.T) {
+	_, res := collectorBuilt(t)
+	_, imgs := images(t, res.Out)
+	img := imgs["linux/"+runtime.GOARCH]
+	if img == nil {
+		t.Fatalf("no linux/%s image to run", runtime.GOARCH)
+	}
+	bin := filepath.Join(t.TempDir(), "bomstream")
+	layerFilesOf(t, img, bin)
+
+	kenv := kubetest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := kenv.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: "ml", Labels: map[string]string{"bomstream.dev/enabled": "true"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "chat"}
+	if _, err := kenv.Client.AppsV1().Deployments("ml").Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "chat"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "vllm/vllm-openai:v0.10.1", Args: []string{"--model", "Qwen/Qwen3-0.6B"}}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	url := streamtest.StartExternal(t)
+	streamtest.WaitJetStream(t, url)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	cmd := exec.Command(bin, "collector", "--cluster", "test", "--nats-url", url, "--kubeconfig", kenv.Kubeconfig, "--http-listen", addr)
+	cmd.Env = append(os.Environ(), "POD_NAMESPACE=default")
+	var logs streamtest.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, err := js.Stream(ctx, schemas.StreamChanges)
+		if err == nil {
+			if m, err := st.GetMsg(ctx, 1); err == nil {
+				var ev schemas.WorkloadChange
+				if err := json.Unmarshal(m.Data, &ev); err != nil {
+					t.Fatalf("CHANGES message 1: %v", err)
+				}
+				if ev.Subject != "ml/Deployment/chat" || ev.Data.Inputs == nil || ev.Data.Workload.Cluster != "test" {
+					t.Fatalf("CHANGES message 1: %+v", ev)
+				}
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no change on CHANGES after 2 minutes; collector log:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,12 +1,15 @@
-// Command image builds the bomstream container image without a Docker daemon
+// Command image builds a bomstream container image without a Docker daemon
 // and writes it as an OCI image layout: one multi-arch index (linux/amd64 and
 // linux/arm64 by default), each platform image a single layer on scratch, and
 // a CycloneDX SBOM of each platform image attached to it as an OCI 1.1
 // referrer. Building twice from the same sources gives the same digests.
 //
 //	go run ./deploy/image [--out bin/image/oci-layout] [--push REF]
+//	go run ./deploy/image --title bomstream-collector --tags nocloudsinks --out DIR
 //
-// What goes into the image and why is told in docs/image.md.
+// The second is the bomstream-collector image: the same binary without the
+// cloud sinks, which the chart's collector Deployment runs. `make image`
+// builds both. What goes into the images and why is told in docs/image.md.
 package main
 
 import (
@@ -39,6 +42,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 	var (
 		cfg       Config
 		platforms string
+		tags      string
 		epoch     string
 		push      string
 		insecure  bool
@@ -46,6 +50,8 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 	)
 	fs.StringVar(&cfg.Out, "out", "bin/image/oci-layout", "the OCI image layout `directory` to write (replaced)")
 	fs.StringVar(&cfg.Package, "package", DefaultPackage, "the main `package` to build")
+	fs.StringVar(&tags, "tags", "", "comma-separated Go build `tags` of the binary (nocloudsinks: the bomstream-collector image)")
+	fs.StringVar(&cfg.Title, "title", DefaultTitle, "org.opencontainers.image.title, and the image's name in its SBOM")
 	fs.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64", "comma-separated os/arch `list`")
 	fs.StringVar(&cfg.Version, "version", "", "org.opencontainers.image.version (default: the binary's module version, or \"dev\")")
 	fs.StringVar(&cfg.Revision, "revision", "", "org.opencontainers.image.revision (default: the binary's vcs.revision)")
@@ -70,6 +76,9 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 			return err
 		}
 		cfg.Platforms = ps
+		if tags != "" {
+			cfg.Tags = strings.Split(tags, ",")
+		}
 		if epoch != "" {
 			sec, err := strconv.ParseInt(epoch, 10, 64)
 			if err != nil {

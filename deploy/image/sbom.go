@@ -35,11 +35,11 @@ type sbomInput struct {
 // image.
 func imageSBOM(in sbomInput) ([]byte, error) {
 	cfg, p, bi := in.Config, in.Platform, in.Build
-	imageRef := "pkg:oci/bomstream@" + in.Image.Algorithm + "%3A" + in.Image.Hex + "?arch=" + p.Arch
+	imageRef := "pkg:oci/" + cfg.Title + "@" + in.Image.Algorithm + "%3A" + in.Image.Hex + "?arch=" + p.Arch
 	image := cdx.Component{
 		BOMRef:     imageRef,
 		Type:       cdx.ComponentTypeContainer,
-		Name:       "bomstream",
+		Name:       cfg.Title,
 		Version:    cfg.Version,
 		PackageURL: imageRef,
 		Hashes:     &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: in.Image.Hex}},

@@ -44,6 +44,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+The collector Deployment's image: collector.image (bomstream-collector, the
+build without the cloud sinks) at image.tag, or image when its repository is
+empty.
+*/}}
+{{- define "bomstream.collectorImage" -}}
+{{- $img := .Values.collector.image -}}
+{{- if not $img.repository -}}
+{{- include "bomstream.image" . -}}
+{{- else if $img.digest -}}
+{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $img.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
 {{/* distributed: true in the distributed shape. */}}
 {{- define "bomstream.distributed" -}}
 {{- if eq .Values.shape "distributed" }}true{{ end -}}
@@ -132,13 +148,14 @@ annotations:
 {{- end -}}
 
 {{/*
-The container settings every bomstream container shares: image, security,
+The container settings every bomstream container shares: image (.image, or
+the release's), security,
 probes, the metrics port, the config file in the environment (so that
 `kubectl exec ... bomstream history` reads it too).
 */}}
 {{- define "bomstream.container" -}}
 {{- $ := .root -}}
-image: {{ include "bomstream.image" $ }}
+image: {{ .image | default (include "bomstream.image" $) }}
 imagePullPolicy: {{ $.Values.image.pullPolicy }}
 securityContext:
   {{- toYaml $.Values.securityContext | nindent 2 }}
