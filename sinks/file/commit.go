@@ -6,17 +6,29 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"time"
 )
 
 // committer batches durability: every caller of wait gets the outcome of
 // one flush that started after it called, and callers that arrive while a
-// flush runs share the next one (group commit).
+// flush runs share the next one (group commit). Under load (the last flush
+// served more than one caller) a flush starts no sooner than holdFactor
+// times the last flush's duration, at most interval, after the previous
+// one started, so that the callers of that time share it too: slow flushes
+// (syncfs on a disk) are made fewer and larger, cheap ones (tmpfs) are
+// hardly held back. A lone caller is flushed at once.
 type committer struct {
-	flush func() error
+	flush    func() error
+	interval time.Duration
 
 	mu      sync.Mutex
 	running bool
 	waiting []chan error
+	// Of the last flush: when it started, how long it took and how many
+	// callers it served. Read and written by the one loop.
+	lastStart time.Time
+	lastTook  time.Duration
+	lastBatch int
 }
 
 // wait returns once a flush that began after the call has finished, with
@@ -38,8 +50,19 @@ func (c *committer) wait(ctx context.Context) error {
 	}
 }
 
+// holdFactor times the last flush's duration, at most the interval, is how
+// long a flush under load is held back after the previous one started: on
+// a disk, where a flush takes milliseconds, the whole interval; on tmpfs,
+// where it takes tens of microseconds, next to nothing.
+const holdFactor = 5
+
 func (c *committer) loop() {
 	for {
+		// Only one loop runs at a time (running), and the one before it
+		// ended under mu: lastStart needs no lock of its own.
+		if wait := min(c.interval, holdFactor*c.lastTook) - time.Since(c.lastStart); wait > 0 && c.lastBatch > 1 {
+			time.Sleep(wait)
+		}
 		c.mu.Lock()
 		batch := c.waiting
 		c.waiting = nil
@@ -49,7 +72,9 @@ func (c *committer) loop() {
 			return
 		}
 		c.mu.Unlock()
+		c.lastStart, c.lastBatch = time.Now(), len(batch)
 		err := c.flush()
+		c.lastTook = time.Since(c.lastStart)
 		for _, ch := range batch {
 			ch <- err
 		}

@@ -319,7 +319,7 @@ func TestSinkTypeDecodesStrictly(t *testing.T) {
 		t.Fatalf("got name %q dir %q fsync %v", s.Name(), s.(*Sink).Dir(), s.(*Sink).fsync)
 	}
 	_, err = reg.Decode(Type, map[string]any{"dir": dir, "layuot": "x"})
-	if err == nil || !strings.Contains(err.Error(), `unknown key "layuot" (known: dir, fsync)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown key "layuot" (known: dir, flushInterval, fsync)`) {
 		t.Fatalf("got %v, want an error naming the unknown key and the known ones", err)
 	}
 	_, err = reg.Decode(Type, map[string]any{"fsync": "sometimes"})

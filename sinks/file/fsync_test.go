@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/sinktest"
@@ -92,5 +94,130 @@ func TestTruncatedFileIsRewritten(t *testing.T) {
 		if string(got) != string(b.Body) {
 			t.Fatalf("%s: file holds %d bytes after the re-export, want the %d bytes of the BOM", name, len(got), len(b.Body))
 		}
+	}
+}
+
+func TestFlushIntervalDecodes(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]any
+		want time.Duration
+	}{
+		{map[string]any{}, DefaultFlushInterval},
+		{map[string]any{"flushInterval": "5ms"}, 5 * time.Millisecond},
+		{map[string]any{"flushInterval": "0s"}, 0},
+		{map[string]any{"flushInterval": "50ms", "fsync": false}, 0}, // nothing to wait for
+	} {
+		c.raw["dir"] = t.TempDir()
+		s, err := fromConfig(c.raw)
+		if err != nil {
+			t.Fatalf("%v: %v", c.raw, err)
+		}
+		if got := s.(*Sink).commit.interval; got != c.want {
+			t.Errorf("%v: interval %s, want %s", c.raw, got, c.want)
+		}
+	}
+	for v, want := range map[string]string{"-1ms": "flushInterval: -1ms is outside 0s to 1s", "2s": "flushInterval: 2s is outside", "soon": "soon"} {
+		if _, err := fromConfig(map[string]any{"dir": t.TempDir(), "flushInterval": v}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("flushInterval: %q: error %v, want one with %q", v, err, want)
+		}
+	}
+}
+
+// Without load a flush starts at once, however long the interval: lone
+// exports, one after the other, do not wait for it.
+func TestLoneFlushesDoNotWait(t *testing.T) {
+	flushed := 0
+	c := &committer{interval: time.Hour, flush: func() error { flushed++; return nil }}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := 1; i <= 3; i++ {
+		if err := c.wait(ctx); err != nil || flushed != i {
+			t.Fatalf("wait %d: %v after %d flushes, want a flush at once", i, err, flushed)
+		}
+	}
+}
+
+// Under load (the last flush served more than one caller) a flush starts
+// no sooner than the interval after a slow one before, and every caller
+// that arrived in between shares it.
+func TestFlushIntervalSpacesFlushes(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	var mu sync.Mutex
+	var starts []time.Time
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	c := &committer{interval: interval, flush: func() error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		i := len(starts) - 1
+		mu.Unlock()
+		if i < len(gates) {
+			<-gates[i] // callers arrive while the flush runs
+		}
+		if i == 1 {
+			time.Sleep(interval) // a slow flush: the next waits the whole interval
+		}
+		return nil
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	flushes := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(starts)
+	}
+	errs := make(chan error, 100)
+	call := func(n int) {
+		for range n {
+			go func() { errs <- c.wait(ctx) }()
+		}
+		for { // until all n wait for the next flush
+			c.mu.Lock()
+			arrived := len(c.waiting)
+			c.mu.Unlock()
+			if arrived == n {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Flush 1 serves one caller; flush 2, the ten that arrived during it,
+	// starts as soon as flush 1 ends; flush 3, the ten that arrived during
+	// flush 2, waits for the interval.
+	go func() { errs <- c.wait(ctx) }()
+	for flushes() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	call(10)
+	close(gates[0])
+	for flushes() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	call(10)
+	close(gates[1])
+	for range 21 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) != 3 {
+		t.Fatalf("%d flushes for batches of 1, 10 and 10 callers, want 3", len(starts))
+	}
+	if gap := starts[2].Sub(starts[1]); gap < interval {
+		t.Errorf("flush 3 started %s after flush 2 (10 callers), want at least %s", gap, interval)
+	}
+}
+
+// Under load, a flush waits for twice the last one's duration at most: cheap
+// flushes (tmpfs) are not held back by a long interval.
+func TestCheapFlushesAreNotHeldBack(t *testing.T) {
+	flushed := 0
+	c := &committer{interval: time.Hour, flush: func() error { flushed++; return nil }}
+	c.lastBatch, c.lastTook, c.lastStart = 10, time.Microsecond, time.Now() // a cheap flush for ten callers just ran
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.wait(ctx); err != nil || flushed != 1 {
+		t.Fatalf("wait: %v after %d flushes, want a flush without the hour's wait", err, flushed)
 	}
 }
