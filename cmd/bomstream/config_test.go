@@ -248,7 +248,7 @@ sinks:
   config: {dri: boms}
 `)
 	r = c.run("run", "--config", conf, "--manifests", examplesDir, "--once", "--data-dir", data)
-	if r.err == nil || !strings.Contains(r.err.Error(), `sinks[0].config: unknown key "dri" (known: dir, fsync)`) {
+	if r.err == nil || !strings.Contains(r.err.Error(), `sinks[0].config: unknown key "dri" (known: dir, flushInterval, fsync)`) {
 		t.Fatalf("sink config error: %v", r.err)
 	}
 	if _, err := os.Stat(data); !os.IsNotExist(err) {

@@ -44,7 +44,7 @@ func TestBuiltin(t *testing.T) {
 	}{
 		{"nope", "x", nil, `unknown sink type "nope"`},
 		{"file", "bad.name", nil, `sink name "bad.name"`},
-		{"file", "archive", map[string]any{"dri": "x"}, `unknown key "dri" (known: dir, fsync)`},
+		{"file", "archive", map[string]any{"dri": "x"}, `unknown key "dri" (known: dir, flushInterval, fsync)`},
 		{"stdout", "out", map[string]any{"writer": "x"}, `unknown key "writer"`},
 	} {
 		cfg, err := r.Decode(c.typ, c.raw)
