@@ -67,7 +67,7 @@ func RedactText(s string) string {
 		s = privateKeyRE.ReplaceAllLiteralString(s, RedactedValue)
 	}
 	if maybeToken(s) {
-		s = tokenRE.ReplaceAllLiteralString(s, RedactedValue)
+		s = redactTokens(s)
 	}
 	if strings.Contains(s, "://") {
 		s = urlRE.ReplaceAllStringFunc(s, RedactURL)
@@ -88,6 +88,37 @@ func RedactText(s string) string {
 		s = redactFlags(s)
 	}
 	return s
+}
+
+// redactTokens replaces every token tokenRE finds, each widened back to the
+// start of the word it sits in. Only hf_ tokens can follow other word
+// characters (the other shapes start at a word boundary), and without the
+// widening "hf_000000000000" + RedactedValue would be a token again: a
+// second pass would change the text, and so would the next call.
+func redactTokens(s string) string {
+	locs := tokenRE.FindAllStringIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, l := range locs {
+		start := l[0]
+		for start > last && isWordByte(s[start-1]) {
+			start--
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(RedactedValue)
+		last = l[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// isWordByte reports whether c is a word character as regexp's \b sees it.
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // maybeToken is a cheap filter: can tokenRE match at all?

@@ -12,6 +12,10 @@ func TestRedactText(t *testing.T) {
 		{"engine flags kept", `--tokenizer org/tok --max-num-batched-tokens 8192 --kv-transfer-config '{"kv_role":"kv_both"}'`,
 			`--tokenizer org/tok --max-num-batched-tokens 8192 --kv-transfer-config '{"kv_role":"kv_both"}'`},
 		{"hf token", "token " + hf + " rejected", "token REDACTED rejected"},
+		// An hf_ token glued to the word before it takes the whole word:
+		// "hf_000000000000" + "REDACTED" would be a token again (FuzzRedactText).
+		{"hf token inside a word", "x hf_000000000000hf_00000000000000000000 y", "x REDACTED y"},
+		{"hf token after an AWS-like prefix", "AKIA00000000" + hf, "REDACTED"},
 		{"openai key", "auth failed for sk-proj-abcdefghijklmnop1234", "auth failed for REDACTED"},
 		{"github and gitlab", "ghp_abcdefghijklmnopqrstuv12 glpat-abcdefghijklmnopqrst", "REDACTED REDACTED"},
 		{"aws key id", "AKIAABCDEFGHIJKLMNOP used", "REDACTED used"},
