@@ -13,10 +13,10 @@ import (
 // one flush that started after it called, and callers that arrive while a
 // flush runs share the next one (group commit). Under load (the last flush
 // served more than one caller) a flush starts no sooner than holdFactor
-// times the last flush's duration, at most interval, after the previous
-// one started, so that the callers of that time share it too: slow flushes
-// (syncfs on a disk) are made fewer and larger, cheap ones (tmpfs) are
-// hardly held back. A lone caller is flushed at once.
+// times the last flush's duration (at least minHold, at most interval)
+// after the previous one started, so that the callers of that time share it
+// too: slow flushes (syncfs on a disk) are made fewer and larger, cheap
+// ones (tmpfs) are hardly held back. A lone caller is flushed at once.
 type committer struct {
 	flush    func() error
 	interval time.Duration
@@ -50,17 +50,21 @@ func (c *committer) wait(ctx context.Context) error {
 	}
 }
 
-// holdFactor times the last flush's duration, at most the interval, is how
-// long a flush under load is held back after the previous one started: on
-// a disk, where a flush takes milliseconds, the whole interval; on tmpfs,
-// where it takes tens of microseconds, next to nothing.
-const holdFactor = 5
+// How long a flush under load is held back after the previous one
+// started: holdFactor times the last flush's duration, at least minHold, at
+// most the interval. On a disk, where a flush takes milliseconds, that is
+// the whole interval; on tmpfs, where it takes tens of microseconds, a
+// millisecond, which still gathers a few exports per flush.
+const (
+	holdFactor = 5
+	minHold    = time.Millisecond
+)
 
 func (c *committer) loop() {
 	for {
 		// Only one loop runs at a time (running), and the one before it
 		// ended under mu: lastStart needs no lock of its own.
-		if wait := min(c.interval, holdFactor*c.lastTook) - time.Since(c.lastStart); wait > 0 && c.lastBatch > 1 {
+		if wait := min(c.interval, max(holdFactor*c.lastTook, minHold)) - time.Since(c.lastStart); wait > 0 && c.lastBatch > 1 {
 			time.Sleep(wait)
 		}
 		c.mu.Lock()
