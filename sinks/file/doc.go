@@ -20,9 +20,10 @@
 // one flush of the file system (syncfs(2) on Linux) after the journal's
 // lines are appended, and no Export returns before the flush that covers
 // it. Under load (the last flush covered more than one export) a flush
-// starts no sooner than twice the last one's duration, at most
-// FlushInterval (10 ms), after the one before: slow flushes are made about
-// half as often and cover more exports; a lone export is flushed at once. `fsync: false` (Config.Fsync) skips the flush, at the price of losing
+// starts no sooner than five times the last one's duration (at least 1 ms,
+// at most FlushInterval, 10 ms) after the one before: slow flushes are
+// made fewer and cover more exports; a lone export is flushed at once.
+// `fsync: false` (Config.Fsync) skips the flush, at the price of losing
 // the last exports on a machine crash (not a process crash).
 //
 // A BOM file is written in place, not renamed into place: nothing points at
