@@ -3,6 +3,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/stdout"
@@ -21,9 +23,8 @@ func builtinSinks() sinks.Registry {
 // omittedSinkHint tells a configuration that names a sink type of the full
 // build why this one has none, and where to find it.
 func omittedSinkHint(typ string) string {
-	switch typ {
-	case "dependencytrack", "gcs", "oci":
-		return "; this build of bomstream leaves it out (-tags nocloudsinks, the bomstream-collector image): run the bomstream image or binary for this sink"
+	if !slices.Contains(cloudSinkTypes(), typ) {
+		return ""
 	}
-	return ""
+	return "; this build of bomstream leaves it out (-tags nocloudsinks, the bomstream-collector image): run the bomstream image or binary for this sink"
 }

@@ -73,9 +73,9 @@ type Config struct {
 	Out string
 	// Package is the main package to build; DefaultPackage when empty.
 	Package string
-	// Tags are Go build tags of the binary (go build -tags): nocloudsinks
-	// for the bomstream-collector image.
-	Tags []string
+	// Tags are the Go build tags of the binary, comma-separated as go build
+	// -tags takes them: nocloudsinks for the bomstream-collector image.
+	Tags string
 	// Title names the image: its org.opencontainers.image.title, and the
 	// name and purl of the image in its SBOM; DefaultTitle when empty.
 	Title string
@@ -228,7 +228,7 @@ func (plainImage) ArtifactType() (string, error) { return "", nil }
 // compile builds a static, stripped, path-free binary: the same sources and
 // toolchain give the same bytes.
 func compile(ctx context.Context, cfg Config, p Platform, out string) error {
-	cmd := exec.CommandContext(ctx, cfg.Go, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-tags="+strings.Join(cfg.Tags, ","), "-o", out, cfg.Package)
+	cmd := exec.CommandContext(ctx, cfg.Go, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-tags="+cfg.Tags, "-o", out, cfg.Package)
 	cmd.Env = append(os.Environ(),
 		"CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
 		// The baseline instruction sets, whatever the environment says.
@@ -237,14 +237,6 @@ func compile(ctx context.Context, cfg Config, p Platform, out string) error {
 		return fmt.Errorf("go build %s for %s: %w\n%s", cfg.Package, p, err, out)
 	}
 	return nil
-}
-
-// tagsNote is ", -tags T" for a build with tags, "" without.
-func tagsNote(tags []string) string {
-	if len(tags) == 0 {
-		return ""
-	}
-	return ", -tags " + strings.Join(tags, ",")
 }
 
 // resolve fills the labels and the timestamp the caller left empty from the
@@ -306,6 +298,10 @@ func platformImage(cfg Config, p Platform, bin string, info *PlatformImage) (img
 	}
 
 	created := v1.Time{Time: cfg.Created}
+	tagsNote := ""
+	if cfg.Tags != "" {
+		tagsNote = ", -tags " + cfg.Tags
+	}
 	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	img, err = mutate.Append(base, mutate.Addendum{
 		Layer:     layer,
@@ -313,7 +309,7 @@ func platformImage(cfg Config, p Platform, bin string, info *PlatformImage) (img
 		History: v1.History{
 			Created:   created,
 			CreatedBy: "go run ./deploy/image",
-			Comment:   cfg.Title + " " + cfg.Version + " (static" + tagsNote(cfg.Tags) + "), /etc/passwd and /etc/group with user nonroot (65532), /data, /tmp",
+			Comment:   cfg.Title + " " + cfg.Version + " (static" + tagsNote + "), /etc/passwd and /etc/group with user nonroot (65532), /data, /tmp",
 		},
 	})
 	if err != nil {

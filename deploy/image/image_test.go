@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +26,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,7 +110,7 @@ func collectorBuilt(t *testing.T) (full, collector *Result) {
 	full = built(t)
 	return full, collBuild.get(t, func(c *Config) {
 		c.Out = filepath.Join(buildRoot, "collector", "oci-layout")
-		c.Title, c.Tags = "bomstream-collector", []string{"nocloudsinks"}
+		c.Title, c.Tags = "bomstream-collector", "nocloudsinks"
 	})
 }
 
@@ -756,13 +753,7 @@ func TestCollectorImageRunsTheCollector(t *testing.T) {
 	url := streamtest.StartExternal(t)
 	streamtest.WaitJetStream(t, url)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	cmd := exec.Command(bin, "collector", "--cluster", "test", "--nats-url", url, "--kubeconfig", kenv.Kubeconfig, "--http-listen", addr)
+	cmd := exec.Command(bin, "collector", "--cluster", "test", "--nats-url", url, "--kubeconfig", kenv.Kubeconfig, "--http-listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "POD_NAMESPACE=default")
 	var logs streamtest.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -774,15 +765,7 @@ func TestCollectorImageRunsTheCollector(t *testing.T) {
 		_ = cmd.Wait()
 	}()
 
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := streamtest.Connect(t, url)
 	for {
 		st, err := js.Stream(ctx, schemas.StreamChanges)
 		if err == nil {

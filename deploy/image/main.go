@@ -42,7 +42,6 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 	var (
 		cfg       Config
 		platforms string
-		tags      string
 		epoch     string
 		push      string
 		insecure  bool
@@ -50,7 +49,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 	)
 	fs.StringVar(&cfg.Out, "out", "bin/image/oci-layout", "the OCI image layout `directory` to write (replaced)")
 	fs.StringVar(&cfg.Package, "package", DefaultPackage, "the main `package` to build")
-	fs.StringVar(&tags, "tags", "", "comma-separated Go build `tags` of the binary (nocloudsinks: the bomstream-collector image)")
+	fs.StringVar(&cfg.Tags, "tags", "", "comma-separated Go build `tags` of the binary (nocloudsinks: the bomstream-collector image)")
 	fs.StringVar(&cfg.Title, "title", DefaultTitle, "org.opencontainers.image.title, and the image's name in its SBOM")
 	fs.StringVar(&platforms, "platforms", "linux/amd64,linux/arm64", "comma-separated os/arch `list`")
 	fs.StringVar(&cfg.Version, "version", "", "org.opencontainers.image.version (default: the binary's module version, or \"dev\")")
@@ -76,9 +75,6 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 			return err
 		}
 		cfg.Platforms = ps
-		if tags != "" {
-			cfg.Tags = strings.Split(tags, ",")
-		}
 		if epoch != "" {
 			sec, err := strconv.ParseInt(epoch, 10, 64)
 			if err != nil {

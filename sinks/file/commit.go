@@ -63,9 +63,10 @@ const (
 func (c *committer) loop() {
 	for {
 		// Only one loop runs at a time (running), and the one before it
-		// ended under mu: lastStart needs no lock of its own.
-		if wait := min(c.interval, max(holdFactor*c.lastTook, minHold)) - time.Since(c.lastStart); wait > 0 && c.lastBatch > 1 {
-			time.Sleep(wait)
+		// ended under mu: the last* fields need no lock of their own.
+		if c.lastBatch > 1 { // under load: hold this flush back
+			hold := min(c.interval, max(holdFactor*c.lastTook, minHold))
+			time.Sleep(hold - time.Since(c.lastStart)) // returns at once if negative
 		}
 		c.mu.Lock()
 		batch := c.waiting

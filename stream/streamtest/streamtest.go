@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // EnvServerBin names a prebuilt nats-server binary to use instead of building one.
@@ -141,6 +142,21 @@ func ServerBinary(t testing.TB) string {
 		t.Fatalf("build nats-server (%s build -o %s %s): %v\n%s", gobin, out, serverPackage, err, b)
 	}
 	return out
+}
+
+// Connect is a JetStream client of the server at url, closed when t ends.
+func Connect(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream at %s: %v", url, err)
+	}
+	return js
 }
 
 // WaitJetStream connects to url with opts and waits until JetStream answers.

@@ -36,12 +36,20 @@ app.kubernetes.io/name: {{ include "bomstream.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
-{{- define "bomstream.image" -}}
-{{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{/*
+An image reference: .repository pinned by .digest, or at the release's tag
+(image.tag, default the appVersion of .root).
+*/}}
+{{- define "bomstream.imageRef" -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" .repository (default .root.Chart.AppVersion .root.Values.image.tag) -}}
 {{- end -}}
+{{- end -}}
+
+{{- define "bomstream.image" -}}
+{{- include "bomstream.imageRef" (dict "repository" .Values.image.repository "digest" .Values.image.digest "root" .) -}}
 {{- end -}}
 
 {{/*
@@ -51,12 +59,10 @@ empty.
 */}}
 {{- define "bomstream.collectorImage" -}}
 {{- $img := .Values.collector.image -}}
-{{- if not $img.repository -}}
-{{- include "bomstream.image" . -}}
-{{- else if $img.digest -}}
-{{- printf "%s@%s" $img.repository $img.digest -}}
+{{- if $img.repository -}}
+{{- include "bomstream.imageRef" (dict "repository" $img.repository "digest" $img.digest "root" .) -}}
 {{- else -}}
-{{- printf "%s:%s" $img.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- include "bomstream.image" . -}}
 {{- end -}}
 {{- end -}}
 
