@@ -114,6 +114,8 @@ const (
 	costLabel     = 4
 	costOwned     = 60
 	costDigest    = 50
+	costVolume    = 50  // {"name":,"locator":,"image":,"claim":}
+	costMount     = 40  // {"volume":,"path":,"subPath":}
 	costMark      = 200 // a FieldTruncated field, its locator aside
 	costInputs    = 400 // the workload, its keys and the source
 )
@@ -192,6 +194,12 @@ func (c *cutter) component(comp *schemas.Component) {
 		comp.Labels = labels
 	}
 	comp.Fields = c.fields(comp.Fields, comp.Locator, &marks)
+	comp.Volumes = keep(c, comp.Volumes, "volumes", comp.Locator, &marks, func(v *schemas.Volume) {
+		v.Locator = c.str(v.Locator, v.Locator, &marks)
+		v.Name, v.Image = c.str(v.Name, v.Locator+".name", &marks), c.str(v.Image, v.Locator+".image", &marks)
+		v.Claim = c.str(v.Claim, v.Locator+".claim", &marks)
+		c.left -= volumeCost(v)
+	})
 	comp.Containers = keep(c, comp.Containers, "containers", comp.Locator, &marks, func(ct *schemas.Container) {
 		c.container(ct, &marks)
 	})
@@ -235,6 +243,13 @@ func (c *cutter) container(ct *schemas.Container, marks *[]schemas.Field) {
 		e.Name, c1 = c.cut(e.Name)
 		e.Prefix, c2 = c.cut(e.Prefix)
 		return envSourceCost(e), c1 || c2
+	})
+	ct.Mounts = list(c, ct.Mounts, ct.Locator+".volumeMounts", &budget, marks, func(m *schemas.Mount) (int, bool) {
+		var c1, c2, c3 bool
+		m.Volume, c1 = c.cut(m.Volume)
+		m.Path, c2 = c.cut(m.Path)
+		m.SubPath, c3 = c.cut(m.SubPath)
+		return mountCost(m), c1 || c2 || c3
 	})
 	c.left -= start - budget
 }
@@ -355,13 +370,21 @@ func (c *cutter) fits(in *schemas.Inputs) bool {
 			}
 			left -= labelCost(k, v)
 		}
-		if left <= 0 || !fields(comp.Fields) {
+		if left <= 0 || !fields(comp.Fields) || len(comp.Volumes) > c.b.Items {
 			return false
+		}
+		for k := range comp.Volumes {
+			v := &comp.Volumes[k]
+			if !c.short(v.Locator) || !c.short(v.Name) || !c.short(v.Image) || !c.short(v.Claim) {
+				return false
+			}
+			left -= volumeCost(v)
 		}
 		for j := range comp.Containers {
 			ct := &comp.Containers[j]
 			if !c.short(ct.Locator) || !c.short(ct.Name) || !c.short(ct.Image) ||
-				len(ct.Command) > c.b.Items || len(ct.Args) > c.b.Items || len(ct.Env) > c.b.Items || len(ct.EnvFrom) > c.b.Items {
+				len(ct.Command) > c.b.Items || len(ct.Args) > c.b.Items || len(ct.Env) > c.b.Items || len(ct.EnvFrom) > c.b.Items ||
+				len(ct.Mounts) > c.b.Items {
 				return false
 			}
 			left -= containerCost(ct)
@@ -391,6 +414,13 @@ func (c *cutter) fits(in *schemas.Inputs) bool {
 					return false
 				}
 				spent += envSourceCost(e)
+			}
+			for k := range ct.Mounts {
+				m := &ct.Mounts[k]
+				if !c.short(m.Volume) || !c.short(m.Path) || !c.short(m.SubPath) {
+					return false
+				}
+				spent += mountCost(m)
 			}
 			if spent > min(c.b.Container, max(left, 0)) {
 				return false
@@ -449,6 +479,14 @@ func envCost(e *schemas.EnvVar) int {
 
 func envSourceCost(e *schemas.EnvSource) int {
 	return costEnvSource + jsonLen(e.Kind) + jsonLen(e.Name) + jsonLen(e.Prefix)
+}
+
+func volumeCost(v *schemas.Volume) int {
+	return costVolume + jsonLen(v.Name) + jsonLen(v.Locator) + jsonLen(v.Image) + jsonLen(v.Claim)
+}
+
+func mountCost(m *schemas.Mount) int {
+	return costMount + jsonLen(m.Volume) + jsonLen(m.Path) + jsonLen(m.SubPath)
 }
 
 func ownedCost(o *schemas.ObjectRef) int {

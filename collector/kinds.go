@@ -18,6 +18,17 @@ type Kind struct {
 	Owner bool
 	// ClusterScoped: the objects have no namespace.
 	ClusterScoped bool
+	// Linked: other workloads read objects of this kind (a KServe runtime,
+	// a Seldon Model bound to a Server): a cluster source keeps them whole
+	// for its Lookup.
+	Linked bool
+	// Linking: objects of this kind read other objects (links, bound
+	// objects): a cluster source normalizes them with its Lookup when it
+	// decides them, so that an edit of a linked object is a change.
+	Linking bool
+	// Claimable: objects of this kind may be claimed by another workload
+	// (a Deployment an Argo Rollout names).
+	Claimable bool
 }
 
 // String is "Kind" for the core group and "Kind.group" otherwise, as the
@@ -40,14 +51,10 @@ func (k Kind) ReadsVersion(v string) bool {
 func (n *Normalizer) Kinds() []Kind {
 	var out []Kind
 	for _, p := range n.profiles {
-		if !p.workload && !p.owner {
+		k := n.kindOf(p)
+		if !p.workload && !p.owner && !k.Linked {
 			continue
 		}
-		k := Kind{Group: p.group, Kind: p.kind, Workload: p.workload, Owner: p.owner, ClusterScoped: p.clusterScoped}
-		for v := range p.versions {
-			k.Versions = append(k.Versions, v)
-		}
-		slices.Sort(k.Versions)
 		out = append(out, k)
 	}
 	slices.SortFunc(out, func(a, b Kind) int {
@@ -65,12 +72,53 @@ func (n *Normalizer) KindOf(group, kind string) (Kind, bool) {
 	if p == nil {
 		return Kind{}, false
 	}
-	k := Kind{Group: p.group, Kind: p.kind, Workload: p.workload, Owner: p.owner, ClusterScoped: p.clusterScoped}
+	return n.kindOf(p), true
+}
+
+func (n *Normalizer) kindOf(p *profile) Kind {
+	key := gk{p.group, p.kind}
+	k := Kind{Group: p.group, Kind: p.kind, Workload: p.workload, Owner: p.owner, ClusterScoped: p.clusterScoped,
+		Linked: n.linked[key], Claimable: len(n.claimers[key]) > 0}
+	for _, l := range p.links {
+		for _, lk := range l.kinds {
+			g, _ := splitAPIVersion(lk.apiVersion)
+			k.Linking = k.Linking || n.linked[gk{g, lk.kind}]
+		}
+	}
+	for _, b := range p.bound {
+		g, _ := splitAPIVersion(b.kind.apiVersion)
+		k.Linking = k.Linking || n.linked[gk{g, b.kind.kind}]
+	}
 	for v := range p.versions {
 		k.Versions = append(k.Versions, v)
 	}
 	slices.Sort(k.Versions)
-	return k, true
+	return k
+}
+
+// linkedKinds are the kinds other profiles read through links or bound
+// objects, but for ConfigMaps and Secrets: a cluster source reads no
+// ConfigMap (it has no right to), and never a Secret.
+func linkedKinds(profiles map[gk]*profile) map[gk]bool {
+	out := map[gk]bool{}
+	add := func(apiVersion, kind string) {
+		g, _ := splitAPIVersion(apiVersion)
+		if g == "" && (kind == "ConfigMap" || kind == "Secret") {
+			return
+		}
+		out[gk{g, kind}] = true
+	}
+	for _, p := range profiles {
+		for _, l := range p.links {
+			for _, k := range l.kinds {
+				add(k.apiVersion, k.kind)
+			}
+		}
+		for _, b := range p.bound {
+			add(b.kind.apiVersion, b.kind.kind)
+		}
+	}
+	return out
 }
 
 // Cluster is the cluster name the Normalizer puts in every identity.

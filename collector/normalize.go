@@ -50,6 +50,10 @@ type Config struct {
 	// Bounds caps what the Inputs of one workload hold; the zero value takes
 	// the defaults.
 	Bounds Bounds
+	// Serving adds to the built-in serving signature (the engines of a
+	// rules override): in a cluster, a pod whose owner no profile describes
+	// is reported only when one of its containers matches the signature.
+	Serving schemas.ServingSignature
 }
 
 // builtinEnvAllow are the env names whose literal values describe the model
@@ -135,6 +139,9 @@ type Normalizer struct {
 	envAllow   map[string]bool
 	labelAllow map[string]bool
 	args       *argRedactor
+	claimers   map[gk][]claimer
+	linked     map[gk]bool
+	serving    *servingSignature
 }
 
 // NewNormalizer validates cfg and loads the built-in profiles and, if set,
@@ -158,8 +165,13 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 		profiles:   profiles,
 		envAllow:   map[string]bool{},
 		labelAllow: map[string]bool{},
+		claimers:   indexClaims(profiles),
+		linked:     linkedKinds(profiles),
 	}
-	for _, e := range append(builtinEnvAllow(), cfg.EnvAllow...) {
+	if n.serving, err = newServingSignature(cfg.Serving); err != nil {
+		return nil, fmt.Errorf("new normalizer: %w", err)
+	}
+	for _, e := range append(append(builtinEnvAllow(), decl.Env...), cfg.EnvAllow...) {
 		n.envAllow[e] = true
 	}
 	for _, l := range append(builtinLabelAllow(), cfg.LabelAllow...) {
@@ -201,6 +213,13 @@ func (n *Normalizer) DefaultNamespace() string { return n.cfg.DefaultNamespace }
 // links, component fields named loraAdapter for the adapters a ConfigMap
 // lists. Their locators name the linked object.
 func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Lookup) (*schemas.Inputs, error) {
+	return n.normalize(obj, source, lookup, true)
+}
+
+// normalize is NormalizeWith; checkClaims says whether an object some
+// other object claims is refused as part of that one (false when the
+// claimer itself reads it).
+func (n *Normalizer) normalize(obj map[string]any, source string, lookup Lookup, checkClaims bool) (*schemas.Inputs, error) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	md, _ := obj["metadata"].(map[string]any)
@@ -215,8 +234,19 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 	}
 	group, version := splitAPIVersion(apiVersion)
 	p := n.profiles[gk{group, kind}]
-	if p == nil {
-		return nil, fmt.Errorf("%s: %w %s %s", id, ErrUnknownKind, apiVersion, kind)
+	generic := false
+	switch {
+	case p == nil:
+		if p = genericProfile(obj, group, kind); p == nil {
+			return nil, fmt.Errorf("%s: %w %s %s (and it holds no pod template)", id, ErrUnknownKind, apiVersion, kind)
+		}
+		generic = true
+	case p.workload && len(p.versions) > 0 && !p.versions[version]:
+		gp := genericProfile(obj, group, kind)
+		if gp == nil {
+			return nil, fmt.Errorf("%s: %w %s %s (version %s is not in its profile)", id, ErrUnknownKind, apiVersion, kind, version)
+		}
+		p, generic = gp, true
 	}
 	if p.clusterScoped {
 		ns = ""
@@ -229,14 +259,16 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 		}
 		return nil, &noteError{msg: id + ": " + note, sentinel: ErrNotWorkload}
 	}
-	if len(p.versions) > 0 && !p.versions[version] {
-		return nil, fmt.Errorf("%s: %w %s %s (version %s is not in its profile)", id, ErrUnknownKind, apiVersion, kind, version)
-	}
 	if owner, ok := n.knownOwner(md); ok {
 		return nil, &noteError{msg: id + ": owned by " + owner + ", rolled up", sentinel: ErrNotWorkload}
 	}
 	if name == "" {
 		return nil, fmt.Errorf("%s: metadata.name is missing", id)
+	}
+	if checkClaims {
+		if by, ok := n.claimedBy(group, kind, ns, name, lookup); ok {
+			return nil, &noteError{msg: id + ": part of " + by + ", which names it as its workload", sentinel: ErrNotWorkload}
+		}
 	}
 	uid, _ := md["uid"].(string)
 	if uid == "" {
@@ -257,6 +289,9 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 		Components: []schemas.Component{},
 		Source:     source,
 	}
+	if generic {
+		in.Profile = schemas.ProfileGeneric
+	}
 	if err := checkIdentity(id, in.Workload); err != nil {
 		return nil, err
 	}
@@ -265,11 +300,6 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 	if in.Fields, err = w.fields(p.fields, nil); err != nil {
 		return nil, err
 	}
-	linked, err := w.linkFields(p.links)
-	if err != nil {
-		return nil, err
-	}
-	in.Fields = sortFields(append(in.Fields, linked...))
 	for _, cr := range p.components {
 		comps, err := w.components(cr)
 		if err != nil {
@@ -278,9 +308,55 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 		in.Components = append(in.Components, comps...)
 	}
 	sortByListIndexes(in.Components)
+	links, err := w.resolveLinks(p.links)
+	if err != nil {
+		return nil, err
+	}
+	linked, err := w.linkFields(links)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.linkContainers(links, in.Components); err != nil {
+		return nil, err
+	}
+	bound, err := w.boundFields(p.bound, name, in.Components)
+	if err != nil {
+		return nil, err
+	}
+	in.Fields = sortFields(append(append(in.Fields, linked...), bound...))
+	if err := n.addClaims(w, p.claims, in, source); err != nil {
+		return nil, err
+	}
 	in.Digests = pinnedDigests(in.Components)
 	n.cfg.Bounds.bound(in)
 	return in, nil
+}
+
+// addClaims lists in in.Owned the objects the claims of a profile name
+// and, when the lookup has them, adds their components as their own
+// profiles read them.
+func (n *Normalizer) addClaims(w walker, claims []claimRule, in *schemas.Inputs, source string) error {
+	for i := range claims {
+		c := &claims[i]
+		name, ok := claimName(c, w.root)
+		if !ok {
+			continue
+		}
+		in.Owned = append(in.Owned, schemas.ObjectRef{APIVersion: c.kind.apiVersion, Kind: c.kind.kind, Name: name})
+		if w.lookup == nil {
+			continue
+		}
+		obj, found := w.lookup.Get(c.kind.apiVersion, c.kind.kind, w.ns, name)
+		if !found {
+			continue
+		}
+		part, err := n.normalize(obj, source, w.lookup, false)
+		if err != nil {
+			return fmt.Errorf("%s: claims %s %s: %w", w.id, c.kind.kind, name, err)
+		}
+		*in = *n.Claim(in, part)
+	}
+	return nil
 }
 
 // sortByListIndexes puts components read from list items in the order of
@@ -414,6 +490,14 @@ func (w walker) fields(rules []fieldRule, from []step) ([]schemas.Field, error) 
 				return nil, err
 			}
 			if !ok {
+				continue
+			}
+			if r.yaml != nil {
+				fs, err := w.yamlFields(r, v, m.locator())
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, fs...)
 				continue
 			}
 			out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: m.locator()})
@@ -569,6 +653,17 @@ func (w walker) component(cr componentRule, m match) (schemas.Component, error) 
 		main[i].EnvFrom = append(main[i].EnvFrom, secrets...)
 	}
 	c.Containers = append(append(c.Containers, main...), init...)
+	if cr.volumes != nil {
+		vols, err := w.volumes(*cr.volumes, from)
+		if err != nil {
+			return c, err
+		}
+		c.Volumes = keepVolumes(vols, c.Containers)
+	} else {
+		for i := range c.Containers {
+			c.Containers[i].Mounts = nil
+		}
+	}
 
 	var err error
 	if c.Fields, err = w.fields(cr.fields, from); err != nil {
@@ -666,6 +761,9 @@ func (w walker) container(obj map[string]any, loc, defaultName string, init bool
 	if c.EnvFrom, err = w.envFrom(obj["envFrom"], loc+".envFrom"); err != nil {
 		return c, err
 	}
+	if c.Mounts, err = w.mounts(obj["volumeMounts"], loc+".volumeMounts"); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -715,6 +813,7 @@ func (w walker) synthesize(r containerRule, from []step) (schemas.Container, boo
 		{r.command, func(v any, loc string) (err error) { c.Command, err = w.stringList(v, loc); return }},
 		{r.args, func(v any, loc string) (err error) { c.Args, err = w.stringList(v, loc); return }},
 		{r.env, func(v any, loc string) (err error) { c.Env, err = w.env(v, loc); return }},
+		{r.envMap, func(v any, loc string) (err error) { c.Env, err = w.envMap(v, loc); return }},
 	} {
 		if f.p == nil {
 			continue
@@ -882,4 +981,26 @@ func (w walker) envFrom(v any, loc string) ([]schemas.EnvSource, error) {
 // (an allow-listed env value) carries something secret.
 func looksLikeCredential(v string) bool {
 	return strings.Contains(strings.ToLower(v), "token=") || schemas.RedactText(v) != v
+}
+
+// envMap reads env given as a map of names to values (a KubeAI Model's
+// spec.env), in the order of the names, under the same rules as env.
+func (w walker) envMap(v any, loc string) ([]schemas.EnvVar, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, w.errorf(loc, "expected a map of env values, found %s", describe(v))
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	items := make([]any, 0, len(keys))
+	for _, k := range keys {
+		items = append(items, map[string]any{"name": k, "value": m[k]})
+	}
+	return w.env(items, loc)
 }

@@ -15,6 +15,10 @@ type Object struct {
 	APIVersion, Kind, Namespace, Name, UID string
 	// Owner is the controller owner reference; nil when none.
 	Owner *OwnerRef
+	// Generic: the object is the owner an owner reference names, of a kind
+	// no profile describes; it is known only through that reference (see
+	// Normalizer.Generic).
+	Generic bool
 }
 
 // OwnerRef is a controller owner reference.
@@ -41,8 +45,10 @@ const maxOwnerDepth = 16
 // owner: true), as docs/KINDS.md describes: a Pod to its ReplicaSet to its
 // Deployment, a StatefulSet to its LeaderWorkerSet, Grove objects and
 // DynamoComponentDeployments to their DynamoGraphDeployment. An object with
-// no controller, or one whose controller is of an unknown kind, is its own
-// top. lookup finds an object by uid.
+// no controller, or one whose controller's profile rolls up nothing (a
+// Node), is its own top. A controller of a kind no profile describes is
+// the top, Generic, named by its owner reference alone: no serving pod is
+// lost because its operator is unknown. lookup finds an object by uid.
 func (n *Normalizer) RollUp(o Object, lookup func(uid string) (Object, bool)) (Object, error) {
 	seen := map[string]bool{o.UID: true}
 	cur := o
@@ -52,7 +58,11 @@ func (n *Normalizer) RollUp(o Object, lookup func(uid string) (Object, bool)) (O
 			return cur, nil
 		}
 		group, _ := splitAPIVersion(ref.APIVersion)
-		if p := n.profiles[gk{group, ref.Kind}]; p == nil || !p.owner {
+		p := n.profiles[gk{group, ref.Kind}]
+		if p == nil {
+			return Object{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: cur.Namespace, Name: ref.Name, UID: ref.UID, Generic: true}, nil
+		}
+		if !p.owner {
 			return cur, nil
 		}
 		if seen[ref.UID] {

@@ -32,11 +32,17 @@ func TestRollUp(t *testing.T) {
 		"c2":   {APIVersion: "apps/v1", Kind: "ReplicaSet", UID: "c2", Owner: ctrl("apps/v1", "ReplicaSet", "c1")},
 	}
 	lookup := func(uid string) (Object, bool) { o, ok := objs[uid]; return o, ok }
-	for uid, want := range map[string]string{"pod": "dgd", "pclq": "dgd", "p2": "dep", "rs": "dep", "dep": "dep", "odd": "odd"} {
+	for uid, want := range map[string]string{"pod": "dgd", "pclq": "dgd", "p2": "dep", "rs": "dep", "dep": "dep", "odd": "w"} {
 		top, err := n.RollUp(objs[uid], lookup)
 		if err != nil || top.UID != want {
 			t.Errorf("RollUp(%s) = %s, %v; want %s", uid, top.UID, err, want)
 		}
+	}
+	if top, _ := n.RollUp(objs["odd"], lookup); !top.Generic || top.Kind != "Widget" || top.APIVersion != "example.com/v9" || top.Name != "n-w" {
+		t.Errorf("RollUp(odd) = %+v, want the generic Widget its owner reference names", top)
+	}
+	if top, _ := n.RollUp(objs["p2"], lookup); top.Generic {
+		t.Errorf("RollUp(p2) = %+v: a known kind is never generic", top)
 	}
 	if _, err := n.RollUp(objs["lost"], lookup); !errors.Is(err, ErrOwnerUnseen) {
 		t.Errorf("RollUp(lost) error = %v, want ErrOwnerUnseen", err)

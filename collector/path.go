@@ -73,7 +73,15 @@ func compilePath(raw string) (path, error) {
 	if s == "" {
 		return p, fmt.Errorf("path %q: nothing after the prefix", raw)
 	}
-	for _, part := range strings.Split(s, ".") {
+	parts, err := splitPath(raw, s)
+	if err != nil {
+		return p, err
+	}
+	for _, part := range parts {
+		if len(part) >= 2 && part[0] == '\'' && part[len(part)-1] == '\'' {
+			p.segs = append(p.segs, segment{key: part[1 : len(part)-1]})
+			continue
+		}
 		switch {
 		case part == "":
 			return p, fmt.Errorf("path %q: empty segment", raw)
@@ -95,6 +103,43 @@ func compilePath(raw string) (path, error) {
 		}
 	}
 	return p, nil
+}
+
+// splitPath splits a path at its dots; a segment in single quotes may hold
+// dots and slashes: metadata.annotations.'kaito.sh/runtime'.
+func splitPath(raw, s string) ([]string, error) {
+	var parts []string
+	for len(s) > 0 {
+		if s[0] == '\'' {
+			end := strings.IndexByte(s[1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("path %q: unclosed quote", raw)
+			}
+			parts = append(parts, s[:end+2])
+			s = s[end+2:]
+			if s != "" {
+				if s[0] != '.' {
+					return nil, fmt.Errorf("path %q: a quoted segment must end at a dot", raw)
+				}
+				s = s[1:]
+				if s == "" {
+					return nil, fmt.Errorf("path %q: empty segment", raw)
+				}
+			}
+			continue
+		}
+		i := strings.IndexByte(s, '.')
+		if i < 0 {
+			parts = append(parts, s)
+			break
+		}
+		parts = append(parts, s[:i])
+		s = s[i+1:]
+		if s == "" {
+			parts = append(parts, "")
+		}
+	}
+	return parts, nil
 }
 
 // walk follows p from a starting chain: the object root for an absolute

@@ -29,16 +29,9 @@ type profileSpec struct {
 	Note          string          `yaml:"note"`
 	Fields        []fieldSpec     `yaml:"fields"`
 	Links         []linkSpec      `yaml:"links"`
+	Bound         []boundSpec     `yaml:"bound"`
+	Claims        []claimSpec     `yaml:"claims"`
 	Components    []componentSpec `yaml:"components"`
-}
-
-// linkSpec: another object this kind refers to by name, in its namespace,
-// and the fields read from it (paths from its root).
-type linkSpec struct {
-	APIVersion string      `yaml:"apiVersion"`
-	Kind       string      `yaml:"kind"`
-	Name       string      `yaml:"name"`
-	Fields     []fieldSpec `yaml:"fields"`
 }
 
 type componentSpec struct {
@@ -72,6 +65,7 @@ type containerSpec struct {
 	NameFrom string   `yaml:"nameFrom"`
 	Locator  string   `yaml:"locator"`
 	Env      string   `yaml:"env"`
+	EnvMap   string   `yaml:"envMap"`
 	Command  string   `yaml:"command"`
 	Args     string   `yaml:"args"`
 	When     string   `yaml:"when"`
@@ -82,6 +76,10 @@ type fieldSpec struct {
 	Name  string `yaml:"name"`
 	Path  string `yaml:"path"`
 	Value string `yaml:"value"`
+	// YAML: the value at Path is a YAML (or JSON) document held in a
+	// string (a Ray serveConfigV2, a ConfigMap's data); the field takes the
+	// scalars this path reaches inside it.
+	YAML string `yaml:"yaml"`
 }
 
 // profile is a compiled profileSpec.
@@ -94,13 +92,9 @@ type profile struct {
 	note          string
 	fields        []fieldRule
 	links         []linkRule
+	bound         []boundRule
+	claims        []claimRule
 	components    []componentRule
-}
-
-type linkRule struct {
-	apiVersion, kind string
-	name             path
-	fields           []fieldRule
 }
 
 type componentRule struct {
@@ -138,6 +132,7 @@ type containerRule struct {
 	nameFrom     *path
 	locator      *path
 	env          *path
+	envMap       *path
 	command      *path
 	args         *path
 	when         *path
@@ -148,6 +143,7 @@ type fieldRule struct {
 	name    string
 	path    path
 	fromKey bool
+	yaml    *path // inside the YAML document the value at path holds
 }
 
 type gk struct{ group, kind string }
@@ -228,18 +224,25 @@ func compileProfile(ps profileSpec) (*profile, error) {
 		return nil, err
 	}
 	for i, ls := range ps.Links {
-		if ls.APIVersion == "" || ls.Kind == "" {
-			return nil, fmt.Errorf("links[%d]: apiVersion and kind are required", i)
-		}
-		np, err := compilePath(ls.Name)
+		l, err := compileLink(ls)
 		if err != nil {
-			return nil, fmt.Errorf("links[%d].name: %w", i, err)
+			return nil, fmt.Errorf("links[%d].%w", i, err)
 		}
-		fs, err := compileFields(fmt.Sprintf("links[%d].fields", i), ls.Fields)
+		p.links = append(p.links, l)
+	}
+	for i, bs := range ps.Bound {
+		b, err := compileBound(bs)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bound[%d].%w", i, err)
 		}
-		p.links = append(p.links, linkRule{apiVersion: ls.APIVersion, kind: ls.Kind, name: np, fields: fs})
+		p.bound = append(p.bound, b)
+	}
+	for i, cs := range ps.Claims {
+		c, err := compileClaim(cs)
+		if err != nil {
+			return nil, fmt.Errorf("claims[%d].%w", i, err)
+		}
+		p.claims = append(p.claims, c)
 	}
 	for i, cs := range ps.Components {
 		c, err := compileComponent(cs)
@@ -262,6 +265,12 @@ func compileFields(where string, specs []fieldSpec) ([]fieldRule, error) {
 			return nil, fmt.Errorf("%s[%d].path: %w", where, i, err)
 		}
 		r := fieldRule{name: fs.Name, path: p}
+		if r.yaml, err = optionalPath("yaml", fs.YAML); err != nil {
+			return nil, fmt.Errorf("%s[%d].%w", where, i, err)
+		}
+		if r.yaml != nil && (r.yaml.up > 0 || r.yaml.absolute) {
+			return nil, fmt.Errorf("%s[%d].yaml: %q must be a plain path into the document", where, i, fs.YAML)
+		}
 		switch fs.Value {
 		case "":
 		case "key":
@@ -378,7 +387,7 @@ func compileContainer(cs containerSpec) (containerRule, error) {
 		r.image = append(r.image, p)
 	}
 	synth := len(cs.Image) > 0
-	for name, v := range map[string]string{"env": cs.Env, "command": cs.Command, "args": cs.Args, "locator": cs.Locator, "when": cs.When, "nameFrom": cs.NameFrom, "imageSep": cs.ImageSep} {
+	for name, v := range map[string]string{"env": cs.Env, "envMap": cs.EnvMap, "command": cs.Command, "args": cs.Args, "locator": cs.Locator, "when": cs.When, "nameFrom": cs.NameFrom, "imageSep": cs.ImageSep} {
 		if v != "" && !synth {
 			return r, fmt.Errorf("%s: only for a synthesized container (image)", name)
 		}
@@ -398,6 +407,7 @@ func compileContainer(cs containerSpec) (containerRule, error) {
 		{&r.nameFrom, "nameFrom", cs.NameFrom},
 		{&r.locator, "locator", cs.Locator},
 		{&r.env, "env", cs.Env},
+		{&r.envMap, "envMap", cs.EnvMap},
 		{&r.command, "command", cs.Command},
 		{&r.args, "args", cs.Args},
 		{&r.when, "when", cs.When},

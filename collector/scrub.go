@@ -32,6 +32,8 @@ type argRedactor struct {
 	booleans map[string]bool // flags that never take a value
 	argsEnv  map[string]bool // env vars holding more arguments
 	envAllow map[string]bool // assignments (VAR=value) whose values are kept
+	// pyCalls and pyKeywords: what of a python -c script is kept.
+	pyCalls, pyKeywords []string
 }
 
 func newArgRedactor(decl schemas.Arguments, argAllow []string, envAllow map[string]bool) *argRedactor {
@@ -45,6 +47,7 @@ func newArgRedactor(decl schemas.Arguments, argAllow []string, envAllow map[stri
 	for _, e := range decl.ArgsEnv {
 		r.argsEnv[e] = true
 	}
+	r.pyCalls, r.pyKeywords = decl.PythonCalls, decl.PythonKeywords
 	return r
 }
 
@@ -57,7 +60,7 @@ func (r *argRedactor) command(command, args []string) ([]string, []string) {
 	}
 	words := make([]string, 0, len(command)+len(args))
 	words = append(append(words, command...), args...)
-	out := r.argv(words, len(command) > 0, 0)
+	out := r.argv(words, len(command) > 0 || shellArgs(args), 0)
 	var c, a []string
 	if command != nil {
 		c = out[:len(command):len(command)]
@@ -73,6 +76,7 @@ func (r *argRedactor) command(command, args []string) ([]string, []string) {
 func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 	out := make([]string, len(words))
 	i := 0
+	python := false
 	if program {
 		for ; i < len(words); i++ {
 			w := words[i]
@@ -91,6 +95,7 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 		}
 		prog := words[i]
 		out[i] = schemas.RedactText(prog)
+		python = pythonProgram.MatchString(pathpkg.Base(prog))
 		i++
 		if dataProgram(prog) {
 			// Its words are data it prints or stores, never configuration
@@ -156,14 +161,33 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 			continue
 		}
 		i++
-		if r.values[t] {
+		switch {
+		case r.values[t]:
 			out[i] = schemas.RedactText(words[i])
-		} else {
+		case python && t == "-c":
+			// A Python script: only the calls a rule reads, with their
+			// literal arguments.
+			out[i] = schemas.PythonCallsText(words[i], r.pyCalls, r.pyKeywords)
+			if out[i] == "" {
+				out[i] = Redacted
+			}
+		case storageURI.MatchString(words[i]):
+			// Where a model is stored, its credentials stripped: no
+			// secret of its own (aws s3 cp --recursive s3://...).
+			out[i] = schemas.RedactText(words[i])
+		default:
 			out[i] = redactValue(words[i])
 		}
 	}
 	return out
 }
+
+// pythonProgram names a Python interpreter.
+var pythonProgram = regexp.MustCompile(`^python[0-9.]*$`)
+
+// storageURI is a model store location: its value is kept, through
+// RedactText, even as the value of a flag no rule reads.
+var storageURI = regexp.MustCompile(`^(s3|gs|gcs|hf|huggingface|oci|pvc|azureblob|abfss|az|oss)://|^https://huggingface\.co/`)
 
 // positional redacts a positional word. One with blanks may be a script
 // handed to an entrypoint that is a shell (args: ["vllm serve m --key x"]
@@ -344,6 +368,17 @@ func isFlag(t string) bool {
 	}
 	c := t[1]
 	return !(c >= '0' && c <= '9' || c == '.')
+}
+
+// shellArgs reports args that run a shell script themselves ("sh", "-c",
+// SCRIPT), read as a command line whatever the image's entrypoint, as the
+// transformer reads them.
+func shellArgs(args []string) bool {
+	if len(args) < 3 || !isShell(args[0]) {
+		return false
+	}
+	f := args[1]
+	return len(f) >= 2 && f[0] == '-' && f[1] != '-' && strings.IndexByte(f, 'c') > 0
 }
 
 func isShell(prog string) bool {

@@ -31,6 +31,34 @@ type Arguments struct {
 	// ArgsEnv are env vars whose value is more engine arguments, redacted
 	// like arguments (VLLM_ADDITIONAL_ARGS, ...).
 	ArgsEnv []string `json:"argsEnv"`
+	// Env are the env vars whose literal values some rule reads (models,
+	// revisions, settings, backends); the collector keeps their values
+	// unless they look like a credential.
+	Env []string `json:"env"`
+	// PythonCalls are the Python functions whose string arguments a rule
+	// reads in python -c scripts (snapshot_download), and PythonKeywords
+	// the keyword arguments it reads of them; the collector keeps only
+	// those calls of a script, with only those keywords.
+	PythonCalls    []string `json:"pythonCalls"`
+	PythonKeywords []string `json:"pythonKeywords"`
+	// Serving is what makes a container look like it serves a model: the
+	// collector reports a pod whose owner it has no profile for only when
+	// one of its containers matches (the transformer still decides).
+	Serving ServingSignature `json:"serving"`
+}
+
+// ServingSignature lists the patterns of the serving engines the rules
+// know and the flags and env that name a model.
+type ServingSignature struct {
+	// Images match "<registry>/<repository>" of an image (docker.io and
+	// library/ filled in).
+	Images []string `json:"images"`
+	// Commands match anywhere in a container's command and args joined by
+	// spaces (launch patterns without their anchor).
+	Commands []string `json:"commands"`
+	// Flags and Env name a model or an engine setting.
+	Flags []string `json:"flags"`
+	Env   []string `json:"env"`
 }
 
 // DeclaredArguments returns the built-in argument declaration.

@@ -16,7 +16,17 @@ type Inputs struct {
 	// Source says where the object was read: "cluster", or "file:<path>" when
 	// rendering from manifests (no digests can be resolved then).
 	Source string `json:"source,omitempty"`
+	// Profile is ProfileGeneric when no profile of the workload's kind
+	// describes it and the collector read it by its shape (the pod templates
+	// it holds) or, in a cluster, through the pods it owns; empty when the
+	// kind's own profile read it.
+	Profile string `json:"profile,omitempty"`
 }
+
+// ProfileGeneric is Inputs.Profile of a workload of a kind that no profile
+// describes: no serving pod is left out of the inventory because its
+// operator is unknown.
+const ProfileGeneric = "generic"
 
 // Component is one pod template of a workload (a Dynamo service, an LWS leader
 // or worker template, a KServe predictor, ...) with the roles the kind's
@@ -30,6 +40,28 @@ type Component struct {
 	Fields []Field `json:"fields,omitempty"`
 	// Labels holds the pod-template labels whose keys are on the label allow-list.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Volumes are the pod's volumes that can carry a model from one place to
+	// another: image volumes (an OCI image or artifact mounted read-only),
+	// and volumes more than one container of the pod mounts (a model an init
+	// container downloads for the server). Other volumes are left out.
+	Volumes []Volume `json:"volumes,omitempty"`
+}
+
+// Volume is one pod volume of Component.Volumes.
+type Volume struct {
+	Name    string `json:"name"`
+	Locator string `json:"locator"`
+	// Image is the reference of an image volume (volumes[].image.reference).
+	Image string `json:"image,omitempty"`
+	// Claim is the PersistentVolumeClaim of a persistentVolumeClaim volume.
+	Claim string `json:"claim,omitempty"`
+}
+
+// Mount is where a container mounts one of its component's Volumes.
+type Mount struct {
+	Volume  string `json:"volume"`
+	Path    string `json:"path"`
+	SubPath string `json:"subPath,omitempty"`
 }
 
 // Container is one container of a component. Image is as written ("" when the
@@ -44,6 +76,8 @@ type Container struct {
 	Args    []string    `json:"args,omitempty"`
 	Env     []EnvVar    `json:"env,omitempty"`
 	EnvFrom []EnvSource `json:"envFrom,omitempty"`
+	// Mounts are the container's mounts of its component's Volumes.
+	Mounts []Mount `json:"mounts,omitempty"`
 }
 
 // EnvVar is one environment variable. Value is kept only for names on the

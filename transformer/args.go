@@ -99,12 +99,24 @@ func parseArgs(command, args []string, opt ParseOptions, bufs *argBufs, cache *m
 	for j, a := range args {
 		words = append(words, Word{Text: expandKube(a, opt.Env), Src: len(command) + j})
 	}
-	if len(command) == 0 {
+	if len(command) == 0 && !shellArgs(args) {
 		p.emit(Invocation{Words: words}, false)
 	} else {
 		p.argv(words, false, 0)
 	}
 	return p.out
+}
+
+// shellArgs reports args that run a shell script themselves ("sh", "-c",
+// SCRIPT): whatever the image's entrypoint, with none (a model image) or
+// one that runs its arguments, the script is what runs. The collector reads
+// them the same way.
+func shellArgs(args []string) bool {
+	if len(args) < 3 || !isShell(args[0]) {
+		return false
+	}
+	f := args[1]
+	return len(f) >= 2 && f[0] == '-' && f[1] != '-' && strings.IndexByte(f, 'c') > 0
 }
 
 type argParser struct {

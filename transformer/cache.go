@@ -1,6 +1,7 @@
 package transformer
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,8 @@ type imageMatch struct {
 	rule    *runtimeRule
 	version string // from a repository capture, already normalized
 	backend string
+	tagNone bool           // the tag is no version of this engine
+	tagRE   *regexp.Regexp // reads the engine's version in the tag
 }
 
 type headKey struct {
@@ -114,7 +117,7 @@ func (c *matchCache) image(r *rules, name string) *imageInfo {
 			if m == nil {
 				continue
 			}
-			im := imageMatch{rule: rt, backend: p.backend}
+			im := imageMatch{rule: rt, backend: p.backend, tagNone: p.tagNone, tagRE: p.tagRE}
 			if p.version >= 0 && m[p.version] != "" {
 				im.version = Version(strings.NewReplacer("-", ".", "_", ".").Replace(m[p.version]))
 			}
@@ -184,6 +187,7 @@ type wordInfo struct {
 type hintMatch struct {
 	rule  *runtimeRule
 	value string // the proof: "hint " + the match
+	conf  string
 }
 
 var noWord = &wordInfo{}
@@ -206,7 +210,11 @@ func (c *matchCache) word(r *rules, w string) *wordInfo {
 	for _, rt := range r.runtimes {
 		for _, h := range rt.hints {
 			if m := h.re.FindString(w); m != "" {
-				info.hints = append(info.hints, hintMatch{rule: rt, value: "hint " + m})
+				conf := confInferred
+				if h.conf != "" {
+					conf = h.conf
+				}
+				info.hints = append(info.hints, hintMatch{rule: rt, value: "hint " + m, conf: conf})
 				break
 			}
 		}

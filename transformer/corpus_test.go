@@ -17,6 +17,7 @@ import (
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 	"github.com/bomstream/bomstream/schemas"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -182,8 +183,8 @@ var indexRows = []indexRow{
 		note: "INDEX says inferred; `python -m vllm.entrypoints.openai.api_server` is an explicit launch command, which INDEX's own convention (and row 21) calls declared. The prefill role comes from names and labels only, so it is not claimed"},
 	{row: 31, file: "production-stack/operator/config/samples/production-stack_v1alpha1_vllmruntime.yaml", kind: "VLLMRuntime", runtimes: rs("vllm", "", decl), models: []string{"meta-llama/Llama-3.1-8B-Instruct"}},
 	{row: 32, file: "vllm/examples/online_serving/prometheus_grafana/k8s-monitoring/vllm-deployment.yaml", kind: "Deployment", runtimes: rs("vllm", "", decl), models: []string{"Qwen/Qwen3-235B-A22B"}},
-	{row: 33, file: "gateway-api-inference-extension/config/manifests/vllm/gpu-deployment.yaml", kind: "Deployment", runtimes: rs("vllm", "0.18.1", decl), models: []string{"Qwen/Qwen3-32B"},
-		note: "the LoRA adapter's repository is only in a git clone URL of an init script; it is not claimed as a model"},
+	{row: 33, file: "gateway-api-inference-extension/config/manifests/vllm/gpu-deployment.yaml", kind: "Deployment", runtimes: rs("vllm", "0.18.1", decl), models: []string{"Qwen/Qwen3-32B", "ttt421/nec119-small-segment-lora"},
+		note: "INDEX names the LoRA adapter the init container clones from the Hub (git clone https://huggingface.co/ttt421/...): a model, fetched into /adapters"},
 	{row: 34, file: "gateway-api-inference-extension/config/manifests/sglang/gpu-deployment.yaml", kind: "Deployment", runtimes: rs("sglang", "", decl), models: []string{"Qwen/Qwen3-32B"}},
 	{row: 35, file: "gateway-api-inference-extension/config/manifests/vllm/sim-deployment.yaml", kind: "Deployment", models: []string{"Qwen/Qwen3-32B"},
 		note: "a simulator: no runtime, the workload carries bomstream:simulator and the model bomstream:model:simulatedBy"},
@@ -273,82 +274,101 @@ func checkRow(t *testing.T, row indexRow, res Result) {
 	}
 }
 
-// ownRow is the expectation for one workload of testdata/manifests.
-type ownRow struct {
-	file, name string
-	row        indexRow
-	props      map[string]map[string]string // component name or runtime name -> property -> value
+// expected is one row of testdata/expected/*.yaml: what bomstream must find
+// in one object of testdata/manifests.
+type expected struct {
+	File     string   `json:"file"`
+	Kind     string   `json:"kind"`
+	Name     string   `json:"name"`
+	Runtimes []string `json:"runtimes"` // name@version/confidence, exact set
+	Models   []string `json:"models"`   // exact set
+	Revision string   `json:"revision"` // pinned revision of every model
+	Roles    []string `json:"roles"`    // must all be present
+	Skipped  bool     `json:"skipped"`  // no BOM
+	Note     string   `json:"note"`
 }
 
+// loadExpected reads every table of testdata/expected, keyed by
+// file#kind#name.
+func loadExpected(t *testing.T) map[string]expected {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "expected", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no expectation tables: %v", err)
+	}
+	out := map[string]expected{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []expected
+		if err := sigsyaml.UnmarshalStrict(b, &rows); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, r := range rows {
+			k := r.File + "#" + r.Kind + "#" + r.Name
+			if _, dup := out[k]; dup {
+				t.Errorf("%s: %s listed twice", f, k)
+			}
+			out[k] = r
+		}
+	}
+	return out
+}
+
+// row turns an expectation into the indexRow checkRow reads.
+func (e expected) row(t *testing.T) indexRow {
+	t.Helper()
+	r := indexRow{file: e.File + " " + e.Kind + "/" + e.Name, kind: e.Kind, models: e.Models, revision: e.Revision, roles: e.Roles, skipped: e.Skipped}
+	for _, s := range e.Runtimes {
+		nv, conf, ok1 := strings.Cut(s, "/")
+		name, version, ok2 := strings.Cut(nv, "@")
+		if !ok1 || !ok2 {
+			t.Fatalf("%s %s: runtime %q is not name@version/confidence", e.File, e.Name, s)
+		}
+		r.runtimes = append(r.runtimes, RuntimeSummary{Name: name, Version: version, Confidence: conf})
+	}
+	if len(r.models) == 0 {
+		r.models = nil
+	}
+	return r
+}
+
+// TestCorpusOwn renders the project's own corpus (testdata/manifests,
+// written in the shapes upstream docs show) and holds every object to its
+// row in testdata/expected: a workload with no row, or a row whose
+// workload was not rendered, fails.
 func TestCorpusOwn(t *testing.T) {
 	out := renderTree(t, filepath.Join("testdata", "manifests"))
 	checkGoldens(t, "manifests/", out)
-	want := map[string]indexRow{
-		"vllm-serve":          {runtimes: rs("vllm", "0.9.2", decl), models: []string{"org/model-a"}, revision: "0123456789abcdef0123456789abcdef01234567", roles: []string{"decode"}},
-		"vllm-args-only":      {runtimes: rs("vllm", "", decl), models: []string{"org/model-b"}},
-		"sglang-sh":           {runtimes: rs("sglang", "0.4.6.post1", decl), models: []string{"/models/llama"}, roles: []string{"prefill"}},
-		"tgi":                 {runtimes: rs("tgi", "2.4", infr), models: []string{"org/model-c"}},
-		"tei":                 {runtimes: rs("tei", "1.5", decl), models: []string{"BAAI/bge-large-en-v1.5"}},
-		"llamacpp-and-ollama": {runtimes: rs("llama.cpp", "", decl, "ollama", "0.6.5", infr), models: []string{"/models/q5.gguf"}},
-		"lmdeploy-ray":        {runtimes: rs("lmdeploy", "0.7.3", decl, "ray-serve", "", decl), models: []string{"internlm/internlm2-chat-7b"}},
-		"triton-trtllm":       {runtimes: rs("tensorrt-llm", "0.19.0", decl, "triton", "24.07", decl), models: []string{"org/model-d"}},
-		"simulator":           {models: []string{"org/model-e"}},
-		"web":                 {skipped: true},
-		"download":            {models: []string{"org/model-f"}, revision: "fedcba9876543210fedcba9876543210fedcba98"},
-		"patch":               {runtimes: rs("vllm", "", decl), models: []string{"org/model-g"}},
-		"dgd-sglang":          {runtimes: rs("dynamo", "0.9.0", decl, "sglang", "", decl), models: []string{"org/model-h"}, roles: []string{"frontend", "prefill", "decode", "worker"}},
-		"isvc-hf":             {runtimes: rs("kserve-huggingfaceserver", "", decl), models: []string{"org/model-i"}, roles: []string{"predictor"}},
-		"isvc-auto":           {runtimes: rs("kserve-huggingfaceserver", "", decl, "vllm", "", infr), models: []string{"org/model-j"}, roles: []string{"predictor"}},
-		"nim":                 {runtimes: rs("nim", "1.8.4", decl, "vllm", "", decl), models: []string{"meta/llama-3.1-8b-instruct"}},
-		"nim-cache":           {models: []string{"org/model-k"}, roles: []string{"cache"}},
-		"vllmruntime":         {runtimes: rs("vllm", "", decl), models: []string{"org/model-l"}},
-		"lws":                 {runtimes: rs("vllm", "0.8.5", decl), models: []string{"org/model-m"}, roles: []string{"leader", "worker"}},
-		// precision.yaml: no runtime and no model reference that stands alone.
-		"neg-web-model-env":      {skipped: true},
-		"neg-postgres-llm-cache": {skipped: true},
-		"neg-redis-labels":       {skipped: true},
-		"neg-notebook":           {skipped: true},
-		"neg-vllm-dashboard":     {skipped: true},
-		"neg-vllm-exporter":      {skipped: true},
-		"neg-train-job":          {skipped: true},
-		"neg-embed-cron":         {skipped: true},
-		"neg-mlflow":             {skipped: true},
-		"neg-open-webui":         {skipped: true},
-		"neg-litellm-proxy":      {skipped: true},
-		"neg-dcgm-exporter":      {skipped: true},
-		"neg-data-prep":          {skipped: true},
-		"neg-debug-pod":          {skipped: true},
-		"neg-streamlit-chat":     {skipped: true},
-		"neg-annotated":          {skipped: true},
-		"neg-qdrant":             {skipped: true},
-		"neg-benchmark":          {skipped: true},
-		// ... and the references that do stand alone.
-		"pos-model-file": {models: []string{"/models/resnet50.onnx"}},
-		"pos-hf-env":     {models: []string{"org/tiny-model"}},
-		"pos-s3-model":   {models: []string{"s3://models/classifier/v3"}},
-	}
+	want := loadExpected(t)
 	seen := map[string]bool{}
 	for _, x := range out {
-		name := x.inputs.Workload.Name
-		row, ok := want[name]
+		w := x.inputs.Workload
+		k := x.rel + "#" + w.Kind + "#" + w.Name
+		e, ok := want[k]
 		if !ok {
-			t.Errorf("no expectation for %s", name)
+			t.Errorf("no expectation for %s (add it to testdata/expected/%s)", k, x.rel)
 			continue
 		}
-		seen[name] = true
-		row.file = x.rel
+		seen[k] = true
+		row := e.row(t)
 		if row.skipped {
 			if x.res.BOM != nil {
-				t.Errorf("%s: rendered a BOM", name)
+				t.Errorf("%s: rendered a BOM (%s)", k, x.res.Summary.Runtimes)
 			}
 			continue
 		}
 		checkRow(t, row, x.res)
 	}
-	for name := range want {
-		if !seen[name] {
-			t.Errorf("%s: not rendered", name)
+	for k, e := range want {
+		if !seen[k] && !e.Skipped {
+			t.Errorf("%s: expected a BOM, not rendered", k)
 		}
+	}
+	if len(want) < 70 {
+		t.Errorf("the own corpus has %d rows", len(want))
 	}
 	// Settings and flags that only these manifests exercise.
 	for _, x := range out {

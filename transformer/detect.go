@@ -201,6 +201,7 @@ type modelHit struct {
 	props     map[string]string
 	ref       string // "model:" + key, set by build
 	strong    bool   // a reference that stands alone; see strongModel
+	oci       *Image // the image reference of an oci:// model, when it parses
 }
 
 // containerHit is one distinct image.
@@ -260,6 +261,10 @@ type compDetect struct {
 	backendProofs []namedProof
 	// evidence naming an engine as a wrapper's backend, by engine.
 	engineProofs []namedProof
+	// model claims of the component's containers, and what its download
+	// commands fetched, linked once every container has been read.
+	pending   []pendingClaim
+	downloads []download
 }
 
 func (c *compDetect) hitOf(name string) *runtimeHit {
@@ -345,6 +350,7 @@ func (r *rules) detect(in *schemas.Inputs, sc *scratch) *detection {
 		for k := range c.Containers {
 			r.container(cd, &c.Containers[k], d, digests)
 		}
+		r.resolveClaims(cd, d, c)
 		r.fieldClaims(cd, c.Fields, d)
 		d.truncations(c.Fields, c.Containers, r)
 	}
@@ -439,8 +445,41 @@ type ctrScope struct {
 	ct       *schemas.Container
 	img      *parsedImage // nil when the image is missing or unparsed
 	imageLoc string       // ct.Locator + ".image"
-	// imageHits names the runtimes the image matched.
+	// imageHits names the runtimes the image matched; matches are those
+	// matches.
 	imageHits []string
+	matches   []imageMatch
+}
+
+// imageVersion is what the image says of the version of the engine of m:
+// a repository capture, the tag read by the pattern's tag rule, or the
+// tag as a version; "" when the tag is no version of that engine.
+func (c *ctrScope) imageVersion(m imageMatch) (version, variant, how string) {
+	img := &c.img.img
+	switch {
+	case m.version != "":
+		return m.version, "", "repository " + img.Repository
+	case m.tagNone || img.Tag == "":
+		return "", "", ""
+	case m.tagRE != nil:
+		if sm := m.tagRE.FindStringSubmatch(img.Tag); sm != nil {
+			if v := Version(sm[m.tagRE.SubexpIndex("version")]); v != "" {
+				return v, "", c.img.tagHow
+			}
+		}
+		return "", "", ""
+	}
+	return c.img.tagVersion, c.img.tagVariant, c.img.tagHow
+}
+
+// matchOf is the image match of the runtime named name, if any.
+func (c *ctrScope) matchOf(name string) (imageMatch, bool) {
+	for _, m := range c.matches {
+		if m.rule.Name == name {
+			return m, true
+		}
+	}
+	return imageMatch{}, false
 }
 
 func (c *ctrScope) imageHit(name string) bool {
@@ -473,6 +512,8 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 	}
 	simulator := ""
 	x := &ctrScope{ct: ct, imageLoc: ct.Locator + ".image"}
+	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args, r.cache)
+	client := r.isClient(ct, invs)
 	if ct.Image == "" {
 		d.noImage = append(d.noImage, ct.Locator)
 	} else {
@@ -515,7 +556,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 				if !found {
 					d.simulators = append(d.simulators, confOf{name: info.sim.Name, conf: info.sim.Simulates})
 				}
-			} else {
+			} else if !client {
 				r.imageClaims(cd, x, info)
 			}
 			if info.bakedModel != "" {
@@ -530,7 +571,6 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		cd.images.add(key)
 	}
 
-	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args, r.cache)
 	argsOnly := len(ct.Command) == 0
 	for k, e := range ct.Env {
 		if r.argsEnv[e.Name] && e.Value != "" && !e.Redacted {
@@ -550,8 +590,19 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 	var models []modelClaim
 	for ii := range invs {
 		inv := &invs[ii]
-		if simulator == "" {
+		if simulator == "" && !client {
 			r.commandClaims(cd, x, inv, argsOnly && inv.Program == "" && ii == 0, &models)
+		}
+		if argsOnly && inv.Program == "" && ii == 0 {
+			// Flags that name the model only for an engine, when the
+			// image's entrypoint is that engine.
+			for _, m := range x.matches {
+				for _, f := range inv.Flags {
+					if f.HasValue && m.rule.modelFlags[f.Name] {
+						models = append(models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+					}
+				}
+			}
 		}
 		for _, f := range inv.Flags {
 			if !f.HasValue {
@@ -565,6 +616,9 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			if r.modelFlags[f.Name] {
 				models = append(models, modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
 					how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+			}
+			if r.listFlags[f.Name] {
+				models = append(models, listFlagModels(inv, f, x)...)
 			}
 			if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
 				revision = f.Value
@@ -598,7 +652,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			}
 			if simulator == "" {
 				for _, h := range wi.hints {
-					cd.hit(h.rule, confInferred, proof{conf: confInferred, value: h.value, locator: x.loc(w.Src)})
+					cd.hit(h.rule, h.conf, proof{conf: h.conf, value: h.value, locator: x.loc(w.Src)})
 				}
 			}
 		}
@@ -613,6 +667,11 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		}
 		if r.modelEnv[e.Name] {
 			models = append(models, modelClaim{value: e.Value, hf: r.hfEnv[e.Name], conf: confDeclared, how: "env " + e.Name, locator: l})
+		}
+		if r.listEnv[e.Name] {
+			for _, v := range strings.FieldsFunc(e.Value, func(c rune) bool { return c == ';' || c == ',' || c == ' ' }) {
+				models = append(models, modelClaim{value: v, hf: true, conf: confDeclared, how: "env " + e.Name, locator: l})
+			}
 		}
 		if r.revEnv[e.Name] && !unresolvedRef(e.Value) {
 			revision = e.Value
@@ -634,6 +693,60 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		if simulator != "" {
 			m.simulated = simulator
 		}
+		// A client's models are a server's elsewhere.
+		m.weak = m.weak || client
+		cd.pending = append(cd.pending, pendingClaim{claim: m, ct: ct})
+	}
+	cd.downloads = append(cd.downloads, r.findDownloads(ct, x, invs)...)
+}
+
+// listFlagModels reads the models a list flag names: its value and the
+// words after it up to the next flag, each "[NAME=]LOCATION".
+func listFlagModels(inv *Invocation, f Flag, x *ctrScope) []modelClaim {
+	var out []modelClaim
+	add := func(v string, src int) {
+		if _, loc, ok := strings.Cut(v, "="); ok {
+			v = loc
+		}
+		if v != "" && v != "all" {
+			out = append(out, modelClaim{value: v, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(src)})
+		}
+	}
+	add(f.Value, f.ValueSrc)
+	after := false
+	for _, w := range inv.Words {
+		if w.Src == f.ValueSrc && w.Text == f.Value {
+			after = true
+			continue
+		}
+		if !after {
+			continue
+		}
+		if strings.HasPrefix(w.Text, "-") {
+			break
+		}
+		add(w.Text, w.Src)
+	}
+	return out
+}
+
+// resolveClaims links the model claims of one component to their sources
+// (an image volume, a download) and records them, then the downloads
+// themselves and the image volumes no claim named.
+func (r *rules) resolveClaims(cd *compDetect, d *detection, c *schemas.Component) {
+	used := map[string]bool{}
+	for i := range cd.pending {
+		pc := &cd.pending[i]
+		m, linked := r.linkClaim(c, pc, cd.downloads)
+		if linked {
+			used[m.value] = true
+		}
+		r.addModel(cd, d, m)
+	}
+	for _, dl := range cd.downloads {
+		r.addModel(cd, d, dl.claim)
+	}
+	for _, m := range volumeClaims(c, used) {
 		r.addModel(cd, d, m)
 	}
 }
@@ -696,17 +809,12 @@ func (r *rules) flagRole(cd *compDetect, f Flag) {
 // imageClaims: image patterns give an inferred runtime, its version from the tag
 // or a repository capture, and maybe a backend.
 func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
-	img := &x.img.img
 	for _, m := range info.matches {
 		rt := m.rule
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		x.imageHits = append(x.imageHits, rt.Name)
-		v, variant := x.img.tagVersion, x.img.tagVariant
-		how := x.img.tagHow
-		if m.version != "" {
-			v, variant = m.version, ""
-			how = "repository " + img.Repository
-		}
+		x.matches = append(x.matches, m)
+		v, variant, how := x.imageVersion(m)
 		if v != "" {
 			h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
 		}
@@ -729,10 +837,14 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, args
 		if inv.Program == "" && (!argsOnly || !x.imageHit(rt.Name)) {
 			continue
 		}
-		h := cd.hit(rt, confDeclared, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})
-		if x.img != nil && x.imageHit(rt.Name) {
-			if v := x.img.tagVersion; v != "" {
-				h.versions = append(h.versions, versionClaim{version: v, variant: x.img.tagVariant, proof: proof{conf: confInferred, value: x.img.tagHow, locator: x.imageLoc}})
+		conf := confDeclared
+		if p.conf != "" {
+			conf = p.conf
+		}
+		h := cd.hit(rt, conf, proof{conf: conf, value: hm.value, locator: x.loc(src)})
+		if m, ok := x.matchOf(rt.Name); ok && x.img != nil {
+			if v, variant, how := x.imageVersion(m); v != "" {
+				h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
 			}
 		}
 		if p.backend != "" {
@@ -749,7 +861,9 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, args
 					continue
 				}
 				*models = append(*models, modelClaim{value: w.Text, conf: confDeclared, how: "positional", locator: x.loc(w.Src)})
-				break
+				if !p.models {
+					break
+				}
 			}
 		}
 	}
@@ -846,7 +960,10 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 		if r.modelFields[f.Name] {
 			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 		}
+		r.modelFieldClaims(cd, d, fields, f)
 	}
+	r.versionFieldClaims(cd, fields)
+	r.defaultClaims(cd, fields)
 	if version != nil {
 		if v, variant := ParseVersion(version.Value); v != "" {
 			for _, h := range fieldHits {
@@ -1055,4 +1172,126 @@ func digestIndex(ds []schemas.ImageDigest, parse func(string) *parsedImage) map[
 		}
 	}
 	return m
+}
+
+// modelFieldClaims reads the fields that name a model in other ways than
+// models.fields: an image holding it, a preset name, a served name that
+// is the model unless a source beside it says otherwise.
+func (r *rules) modelFieldClaims(cd *compDetect, d *detection, fields []schemas.Field, f *schemas.Field) {
+	how := "field " + f.Name
+	if r.imageFields[f.Name] {
+		r.addModel(cd, d, modelClaim{value: "oci://" + f.Value, conf: confDeclared, how: how, locator: f.Locator, adapter: r.adapterFields[f.Name]})
+	}
+	if presets, ok := r.presets[f.Name]; ok {
+		v := f.Value
+		if id, ok := presets[strings.ToLower(v)]; ok {
+			v, how = id, how+"="+f.Value+" (preset)"
+		}
+		r.addModel(cd, d, modelClaim{value: v, hf: true, conf: confDeclared, how: how, locator: f.Locator})
+	}
+	for _, p := range r.pairs {
+		if p.Name != f.Name {
+			continue
+		}
+		parent := f.Locator
+		if i := strings.LastIndexByte(parent, '.'); i >= 0 {
+			parent = parent[:i]
+		}
+		sourced := false
+		for i := range fields {
+			if fields[i].Name == p.Source && strings.HasPrefix(fields[i].Locator, parent+".") {
+				sourced = true
+				break
+			}
+		}
+		if sourced {
+			if name, ok := r.settingField["modelName"]; ok {
+				cd.setting(name, f.Value)
+			}
+			continue
+		}
+		r.addModel(cd, d, modelClaim{value: f.Value, hf: true, conf: confDeclared, how: how, locator: f.Locator})
+	}
+}
+
+// versionFieldClaims gives the runtimes of cd the versions their
+// versionFields state.
+func (r *rules) versionFieldClaims(cd *compDetect, fields []schemas.Field) {
+	for i := range fields {
+		f := &fields[i]
+		for _, rt := range r.versionFields[f.Name] {
+			h := cd.hitOf(rt.Name)
+			if h == nil {
+				continue
+			}
+			if v, variant := ParseVersion(f.Value); v != "" {
+				h.versions = append(h.versions, versionClaim{version: v, variant: variant,
+					proof: proof{conf: confDeclared, value: "field " + f.Name + "=" + f.Value, locator: f.Locator}})
+			}
+		}
+	}
+}
+
+// defaultClaims adds the runtime an operator runs when its object names
+// none: inferred, on the evidence of the field that makes it that
+// operator's.
+func (r *rules) defaultClaims(cd *compDetect, fields []schemas.Field) {
+	for _, dr := range r.defaults {
+		var at *schemas.Field
+		unless := false
+		for i := range fields {
+			f := &fields[i]
+			if slices.Contains(dr.Unless, f.Name) {
+				unless = true
+			}
+			if f.Name != dr.Field || at != nil {
+				continue
+			}
+			if len(dr.values) == 0 {
+				at = f
+			}
+			for _, re := range dr.values {
+				if re.MatchString(f.Value) {
+					at = f
+					break
+				}
+			}
+		}
+		if at == nil || unless {
+			continue
+		}
+		cd.hit(dr.rule, confInferred, proof{conf: confInferred, value: "default runtime of field " + at.Name + "=" + at.Value, locator: at.Locator})
+	}
+}
+
+// isClient reports whether a container talks to a model server elsewhere
+// rather than serving: it runs an engine's client command (vllm bench), or
+// passes a client flag (--base-url, --target) or env (OPENAI_BASE_URL).
+func (r *rules) isClient(ct *schemas.Container, invs []Invocation) bool {
+	for ii := range invs {
+		inv := &invs[ii]
+		if inv.Program != "" {
+			head, _ := invocationHead(inv, 0)
+			for _, rt := range r.runtimes {
+				for _, p := range rt.clients {
+					if p.re.MatchString(head) {
+						return true
+					}
+				}
+			}
+		}
+		for _, f := range inv.Flags {
+			if r.clientFlags[f.Name] {
+				return true
+			}
+		}
+	}
+	for _, e := range ct.Env {
+		for _, re := range r.clientEnv {
+			if re.MatchString(e.Name) {
+				return true
+			}
+		}
+	}
+	return false
 }

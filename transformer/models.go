@@ -12,6 +12,13 @@ type modelClaim struct {
 	revision  string
 	simulated string
 	adapter   bool // a LoRA adapter
+	// path is the local path the server loads the model from, when the
+	// claim was linked to its source (an image volume, a download);
+	// pathLocator is where the server is given it.
+	path, pathLocator string
+	// weak: the claim never makes a BOM on its own (an image volume no
+	// argument names).
+	weak bool
 }
 
 // Model location kinds.
@@ -31,48 +38,56 @@ var uriKinds = []struct{ prefix, kind string }{
 }
 
 // classifyModel names a model value: a Hugging Face id ("org/name", hf://,
-// huggingface.co URLs; bare names only when hf is set), a local path, a
-// storage URI, an unresolved reference, or a bare name.
-func classifyModel(v string, hf bool) (id, kind string) {
+// huggingface://, huggingface.co URLs; bare names only when hf is set), a
+// local path, a storage URI, an unresolved reference, or a bare name. rev
+// is the revision a Hugging Face URI pins (hf://org/name:rev or @rev).
+func classifyModel(v string, hf bool) (id, kind, rev string) {
 	v = strings.TrimSpace(v)
 	if unresolvedRef(v) {
-		return v, locUnresolved
+		return v, locUnresolved, ""
 	}
+	v = withoutUserinfo(v)
 	lower := strings.ToLower(v)
-	for _, p := range []string{"hf://", "https://huggingface.co/", "http://huggingface.co/", "huggingface.co/"} {
+	for _, p := range []string{"hf://", "huggingface://", "https://huggingface.co/", "http://huggingface.co/", "huggingface.co/"} {
 		if strings.HasPrefix(lower, p) {
 			rest := strings.TrimSuffix(v[len(p):], ".git")
 			parts := strings.SplitN(rest, "/", 3)
+			if len(parts) >= 2 && strings.HasSuffix(p, "://") {
+				// hf://org/name:rev, hf://org/name@rev[/path]
+				if i := strings.IndexAny(parts[1], ":@"); i > 0 {
+					parts[1], rev = parts[1][:i], parts[1][i+1:]
+				}
+			}
 			if len(parts) >= 2 && hfPart(parts[0]) && hfPart(parts[1]) {
-				return parts[0] + "/" + strings.TrimSuffix(parts[1], ".git"), locHF
+				return parts[0] + "/" + strings.TrimSuffix(parts[1], ".git"), locHF, rev
 			}
 			if len(parts) >= 1 && hfPart(parts[0]) && p == "hf://" {
-				return parts[0], locHF
+				return parts[0], locHF, rev
 			}
-			return v, locURL
+			return v, locURL, ""
 		}
 	}
 	for _, u := range uriKinds {
 		if strings.HasPrefix(lower, u.prefix) {
-			return v, u.kind
+			return withoutUserinfo(v), u.kind, ""
 		}
 	}
 	if i := strings.Index(v, "://"); i > 0 {
-		return v, strings.ToLower(v[:i])
+		return withoutUserinfo(v), strings.ToLower(v[:i]), ""
 	}
 	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~") {
-		return v, locPath
+		return v, locPath, ""
 	}
 	if org, name, ok := strings.Cut(v, "/"); ok {
 		if hfPart(org) && hfPart(name) {
-			return v, locHF
+			return v, locHF, ""
 		}
-		return v, locPath
+		return v, locPath, ""
 	}
 	if hf && hfPart(v) {
-		return v, locHF
+		return v, locHF, ""
 	}
-	return v, locName
+	return v, locName, ""
 }
 
 // hfPart: a Hugging Face org or repo name: [A-Za-z0-9] then [A-Za-z0-9._-], at
@@ -93,20 +108,20 @@ func hfPart(s string) bool {
 
 // modelInfo is what the rules make of a model value.
 type modelInfo struct {
-	ignored       bool
-	id, kind, key string
+	ignored            bool
+	id, kind, key, rev string
 }
 
 func (r *rules) classify(v string, hf bool) *modelInfo {
 	if r.ignoredModel(v) {
 		return &modelInfo{ignored: true}
 	}
-	id, kind := classifyModel(v, hf)
+	id, kind, rev := classifyModel(v, hf)
 	key := kind + ":" + id
 	if kind == locHF {
 		key = kind + ":" + strings.ToLower(id)
 	}
-	return &modelInfo{id: id, kind: kind, key: key}
+	return &modelInfo{id: id, kind: kind, key: key, rev: rev}
 }
 
 // addModel records a model claim of the component cd.
@@ -131,13 +146,30 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 	if !ok {
 		mh = d.sc.modelPool.get()
 		mh.key, mh.name, mh.kind, mh.hf, mh.conf = key, id, kind, kind == locHF, m.conf
+		if kind == "oci" {
+			if img, err := ParseImage(id[len("oci://"):]); err == nil {
+				mh.oci = &img
+			}
+		}
 		d.models.put(key, mh)
 	}
 	mh.conf = stronger(mh.conf, m.conf)
-	mh.strong = mh.strong || strongModel(kind, id, m.how)
+	mh.strong = mh.strong || !m.weak && strongModel(kind, id, m.how)
 	mh.proofs.add(proof{conf: m.conf, value: m.how + " " + m.value, locator: m.locator})
+	if m.revision == "" {
+		m.revision = mi.rev
+	}
 	if m.revision != "" && kind == locHF {
 		mh.revisions.add(m.revision)
+	}
+	if m.path != "" {
+		if mh.props == nil {
+			mh.props = map[string]string{}
+		}
+		mh.props[propPrefix+"model:path"] = m.path
+		if m.pathLocator != "" && m.pathLocator != m.locator {
+			mh.proofs.add(proof{conf: m.conf, value: "path " + m.path, locator: m.pathLocator})
+		}
 	}
 	if m.simulated != "" {
 		if mh.props == nil {
@@ -193,4 +225,23 @@ func (d *detection) strongModel() bool {
 		}
 	}
 	return false
+}
+
+// withoutUserinfo drops the user part of a URI (s3://anonymous@bucket/...,
+// or what the collector left of a credential there): a model's source is
+// named without it.
+func withoutUserinfo(v string) string {
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return v
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+		if path != "" || strings.HasSuffix(rest, "/") {
+			return scheme + "://" + host + "/" + path
+		}
+		return scheme + "://" + host
+	}
+	return v
 }

@@ -323,7 +323,7 @@ func (sc *scratch) sortProps(ps []cdx.Property) *[]cdx.Property {
 }
 
 func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev schemas.WorkloadChange, inputHash string, d *detection) *cdx.BOM {
-	wlProps := sc.props.take(8 + 2*len(d.simulators) + len(d.noImage) + len(d.roles) + len(d.truncated) + len(d.shrunk))
+	wlProps := sc.props.take(9 + 2*len(d.simulators) + len(d.noImage) + len(d.roles) + len(d.truncated) + len(d.shrunk))
 	wlProps = append(wlProps,
 		prop(propPrefix+"cluster", w.Cluster),
 		prop(propPrefix+"namespace", w.Namespace),
@@ -334,6 +334,9 @@ func (r *Renderer) build(sc *scratch, w schemas.Workload, in *schemas.Inputs, ev
 	)
 	if in.Source != "" {
 		wlProps = append(wlProps, prop(propPrefix+"source", in.Source))
+	}
+	if in.Profile != "" {
+		wlProps = append(wlProps, prop(propPrefix+"profile", in.Profile))
 	}
 	if d.purpose != "" {
 		wlProps = append(wlProps, prop(propPrefix+"purpose", d.purpose))
@@ -544,8 +547,11 @@ func (sc *scratch) modelComponent(m *modelHit) cdx.Component {
 		prop(propPrefix+"confidence", m.conf),
 		prop(propPrefix+"model:location-kind", m.kind),
 	)
-	if len(revs) == 0 {
+	if len(revs) == 0 && (m.oci == nil || m.oci.Digest == "") {
 		props = append(props, prop(propPrefix+"model:unpinned", "true"))
+	}
+	if m.oci != nil && m.oci.Digest != "" {
+		props = append(props, prop(propPrefix+"model:digest", m.oci.Digest))
 	}
 	for _, rev := range revs {
 		props = append(props, prop(propPrefix+"model:revision", rev))
@@ -568,6 +574,13 @@ func (sc *scratch) modelComponent(m *modelHit) cdx.Component {
 		if len(revs) > 0 {
 			c.Version = revs[0]
 			c.PackageURL += "@" + purlEscape(strings.ToLower(revs[0]), false)
+		}
+	}
+	if m.oci != nil {
+		c.PackageURL = m.oci.PURL("")
+		c.Version = m.oci.Tag
+		if m.oci.Digest != "" {
+			c.Version = m.oci.Digest
 		}
 	}
 	return c

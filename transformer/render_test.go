@@ -235,13 +235,18 @@ func TestModels(t *testing.T) {
 			{"/var/mdl/YOUR-MODEL-PATH", "/var/mdl/YOUR-MODEL-PATH", "path", ""},
 			{"pvc://s3-data/llama", "pvc://s3-data/llama", "pvc", ""},
 			{"s3://b/k", "s3://b/k", "s3", ""},
-			{"oci://r/m:1", "oci://r/m:1", "oci", ""},
+			{"oci://r/m:1", "oci://r/m:1", "oci", "pkg:oci/m?repository_url=docker.io/r/m&tag=1"},
+			{"oci://quay.io/org/m@sha256:" + strings.Repeat("ab", 32), "oci://quay.io/org/m@sha256:" + strings.Repeat("ab", 32), "oci", "pkg:oci/m@sha256%3A" + strings.Repeat("ab", 32) + "?repository_url=quay.io/org/m"},
+			{"s3://anonymous@b/k/*", "s3://b/k/*", "s3", ""},
+			{"hf://org/name:0123abc", "org/name", "huggingface", "pkg:huggingface/org/name@0123abc"},
+			{"huggingface://TheBloke/phi-2-GGUF/phi-2.Q8_0.gguf", "TheBloke/phi-2-GGUF", "huggingface", "pkg:huggingface/TheBloke/phi-2-GGUF"},
 			{"gs://kfserving-examples/models/sklearn/1.0/model", "gs://kfserving-examples/models/sklearn/1.0/model", "gcs", ""},
 		} {
 			_, d := render(t, deploy("m", schemas.Container{Name: "c", Image: "vllm/vllm-openai:v0.8.5", Command: []string{"vllm", "serve"}, Args: []string{"--model", tc.value}}))
 			m := mustModel(t, d, tc.name, tc.kind, tc.purl)
-			if tc.purl == "" && m.prop("model:unpinned") == "" {
-				t.Errorf("%s: no pin property", tc.value)
+			pinned := strings.Contains(tc.purl, "@")
+			if pinned == (m.prop("model:unpinned") != "") {
+				t.Errorf("%s: pinned %v, unpinned property %q", tc.value, pinned, m.prop("model:unpinned"))
 			}
 		}
 	})

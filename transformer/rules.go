@@ -31,6 +31,54 @@ type RuleSet struct {
 	// settings, models, roles and runtimes (launch patterns, role patterns,
 	// hints), and ports. See Arguments.
 	KeepValues []string `json:"keepValues,omitempty"`
+	// Defaults are the runtimes an operator runs when its object names
+	// none (KAITO's vLLM, Ray Serve LLM's vLLM).
+	Defaults []DefaultRuntime `json:"defaults,omitempty"`
+	// Downloads are the commands that fetch a model into a directory a
+	// server then reads (huggingface-cli download, git clone, aws s3 cp,
+	// ...): the model the server loads from that directory is the source.
+	Downloads []DownloadRule `json:"downloads,omitempty"`
+}
+
+// DefaultRuntime: when a field named Field is present (and, with Values,
+// matches one of them) and none named one of Unless is, the workload runs
+// Runtime, inferred.
+type DefaultRuntime struct {
+	Field   string   `json:"field"`
+	Values  []string `json:"values,omitempty"`
+	Unless  []string `json:"unless,omitempty"`
+	Runtime string   `json:"runtime"`
+}
+
+// DownloadRule says how one download command names its source, its
+// destination and the revision it fetches. It matches an invocation by its
+// head (Command) or, for a container that gives only arguments, by its
+// image (Image). Source is a regex the source word matches (the first
+// word past the head that does), or "positional": the first positional
+// past Subcommands, a Hugging Face id when HF is set. The destination is
+// the value of one of DestFlags, else the first positional after the
+// source. Code reads Python calls in the value of a flag (python -c) instead.
+type DownloadRule struct {
+	Name          string    `json:"name"`
+	Command       string    `json:"command,omitempty"`
+	Image         string    `json:"image,omitempty"`
+	Subcommands   []string  `json:"subcommands,omitempty"`
+	Source        string    `json:"source,omitempty"`
+	HF            bool      `json:"hf,omitempty"`
+	DestFlags     []string  `json:"destFlags,omitempty"`
+	RevisionFlags []string  `json:"revisionFlags,omitempty"`
+	Code          *CodeRule `json:"code,omitempty"`
+}
+
+// CodeRule reads Python calls (snapshot_download(...)) in the value of Flag:
+// the keyword arguments (or the first positional) that name the source,
+// the revision and the destination.
+type CodeRule struct {
+	Flag     string   `json:"flag"`
+	Calls    []string `json:"calls"`
+	Source   string   `json:"source"`
+	Revision string   `json:"revision,omitempty"`
+	Dest     []string `json:"dest,omitempty"`
 }
 
 // Arguments declares what the rules read of a command line: every flag whose
@@ -62,11 +110,71 @@ func (rs RuleSet) Arguments() schemas.Arguments {
 			values[ro.Flag] = true
 		}
 	}
+	add(m.ListFlags)
+	for _, d := range rs.Downloads {
+		add(d.DestFlags)
+		add(d.RevisionFlags)
+	}
 	add(rs.KeepValues)
+	env := map[string]bool{}
+	for _, l := range [][]string{m.Env, m.HFEnv, m.RevisionEnv, m.ListEnv} {
+		for _, e := range l {
+			env[e] = true
+		}
+	}
+	for _, s := range rs.Settings {
+		for _, e := range s.Env {
+			env[e] = true
+		}
+	}
+	for _, rt := range rs.Runtimes {
+		for _, e := range rt.Env {
+			env[e.Name] = true
+		}
+	}
+	calls, keywords := map[string]bool{}, map[string]bool{}
+	for _, d := range rs.Downloads {
+		if c := d.Code; c != nil {
+			for _, n := range c.Calls {
+				calls[n] = true
+			}
+			keywords[c.Source] = true
+			if c.Revision != "" {
+				keywords[c.Revision] = true
+			}
+			for _, k := range c.Dest {
+				keywords[k] = true
+			}
+		}
+	}
+	var sig schemas.ServingSignature
+	images, commands, flags := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, rt := range rs.Runtimes {
+		for _, p := range rt.Images {
+			images[p.Pattern] = true
+		}
+		for _, ps := range [][]PatternRule{rt.Commands, rt.Hints} {
+			for _, p := range ps {
+				commands[strings.TrimPrefix(p.Pattern, "^")] = true
+			}
+		}
+		for _, f := range append(append([]string(nil), rt.EngineFlags...), rt.ModelFlags...) {
+			flags[f] = true
+		}
+	}
+	for _, f := range append(append([]string(nil), m.Flags...), m.HFFlags...) {
+		flags[f] = true
+	}
+	sig.Images, sig.Commands, sig.Flags = sortedKeys(images), sortedKeys(commands), sortedKeys(flags)
+	sig.Env = sortedKeys(set(append(append(append([]string(nil), m.Env...), m.HFEnv...), m.ListEnv...)))
 	return schemas.Arguments{
-		ValueFlags:   sortedKeys(values),
-		BooleanFlags: sortedKeys(set(rs.BooleanFlags)),
-		ArgsEnv:      sortedKeys(set(rs.ArgsEnv)),
+		Serving:        sig,
+		ValueFlags:     sortedKeys(values),
+		BooleanFlags:   sortedKeys(set(rs.BooleanFlags)),
+		ArgsEnv:        sortedKeys(set(rs.ArgsEnv)),
+		Env:            sortedKeys(env),
+		PythonCalls:    sortedKeys(calls),
+		PythonKeywords: sortedKeys(keywords),
 	}
 }
 
@@ -97,15 +205,29 @@ type RuntimeRule struct {
 	Wraps       []string       `json:"wraps,omitempty"`
 	BackendFlag *BackendFlag   `json:"backendFlag,omitempty"`
 	Default     *DefaultEngine `json:"defaultBackend,omitempty"`
+	// VersionFields are kind fields whose value is this runtime's version
+	// (a RayService's rayVersion), declared.
+	VersionFields []string `json:"versionFields,omitempty"`
+	// Clients are launch patterns of the engine's own client commands
+	// (vllm bench, vllm chat): a container that runs one does not serve,
+	// whatever its image, and the models it names are another server's.
+	Clients []PatternRule `json:"clients,omitempty"`
 }
 
 // PatternRule is one regex; Model "positional" takes the first positional word
-// (past the rule's subcommands) as the model; Backend names the engine a
-// wrapper runs when this pattern matches.
+// (past the rule's subcommands) as the model, "positionals" every one; Backend names the engine a
+// wrapper runs when this pattern matches. For an image pattern, Tag says
+// what the tag holds: "" the engine's version (ParseVersion), "none" no
+// version of the engine (a vendor's own release), or a regex whose
+// "version" group is the engine's version. Confidence overrides the
+// pattern's usual one (an args-only launch that only the image's
+// entrypoint makes, or a hint that names the program run).
 type PatternRule struct {
-	Pattern string `json:"pattern"`
-	Model   string `json:"model,omitempty"`
-	Backend string `json:"backend,omitempty"`
+	Pattern    string `json:"pattern"`
+	Model      string `json:"model,omitempty"`
+	Backend    string `json:"backend,omitempty"`
+	Tag        string `json:"tag,omitempty"`
+	Confidence string `json:"confidence,omitempty"`
 }
 
 // FieldRule matches a kind field's value (case-insensitive regexes).
@@ -190,6 +312,33 @@ type ModelRules struct {
 	// AdapterFields are fields naming LoRA adapters: models marked
 	// bomstream:model:adapter.
 	AdapterFields []string `json:"adapterFields,omitempty"`
+	// ImageFields are fields whose value is an image reference holding a
+	// model (an adapter image): models oci://<reference>.
+	ImageFields []string `json:"imageFields,omitempty"`
+	// ListFlags take a list of models: their value and the words after it
+	// up to the next flag, each "[NAME=]LOCATION" ("all" is none).
+	ListFlags []string `json:"listFlags,omitempty"`
+	// ListEnv hold several models separated by ";", "," or spaces.
+	ListEnv []string `json:"listEnv,omitempty"`
+	// ClientFlags and ClientEnv (regexes on names) mark a container that
+	// talks to a model server elsewhere (--target, --base-url,
+	// OPENAI_BASE_URL): the models it names are not its own, so they make
+	// no BOM by themselves.
+	ClientFlags []string `json:"clientFlags,omitempty"`
+	ClientEnv   []string `json:"clientEnv,omitempty"`
+	// Pairs are fields that name a model as served (Name) unless a field
+	// Source beside it (the same parent in the document) says where the
+	// model comes from: then Source is the model and Name its served name.
+	Pairs []FieldPair `json:"pairs,omitempty"`
+	// Presets map the values of a field to the Hugging Face ids they stand
+	// for (an operator's catalog of preset names).
+	Presets map[string]map[string]string `json:"presets,omitempty"`
+}
+
+// FieldPair is a served name and the source of the same model.
+type FieldPair struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
 }
 
 // ImageModel names the model an image bakes in.
@@ -249,6 +398,8 @@ func mergeRules(base, user RuleSet) RuleSet {
 	base.BooleanFlags = append(base.BooleanFlags, user.BooleanFlags...)
 	base.ArgsEnv = append(base.ArgsEnv, user.ArgsEnv...)
 	base.KeepValues = append(base.KeepValues, user.KeepValues...)
+	base.Defaults = append(base.Defaults, user.Defaults...)
+	base.Downloads = append(base.Downloads, user.Downloads...)
 	m, u := &base.Models, user.Models
 	m.Flags = append(m.Flags, u.Flags...)
 	m.HFFlags = append(m.HFFlags, u.HFFlags...)
@@ -261,6 +412,23 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.NIMImageGeneric = append(m.NIMImageGeneric, u.NIMImageGeneric...)
 	m.Images = append(m.Images, u.Images...)
 	m.AdapterFields = append(m.AdapterFields, u.AdapterFields...)
+	m.ImageFields = append(m.ImageFields, u.ImageFields...)
+	m.ListFlags = append(m.ListFlags, u.ListFlags...)
+	m.ListEnv = append(m.ListEnv, u.ListEnv...)
+	m.Pairs = append(m.Pairs, u.Pairs...)
+	m.ClientFlags = append(m.ClientFlags, u.ClientFlags...)
+	m.ClientEnv = append(m.ClientEnv, u.ClientEnv...)
+	for field, presets := range u.Presets {
+		if m.Presets == nil {
+			m.Presets = map[string]map[string]string{}
+		}
+		if m.Presets[field] == nil {
+			m.Presets[field] = map[string]string{}
+		}
+		for k, v := range presets {
+			m.Presets[field][k] = v
+		}
+	}
 	if u.NIMImage != "" {
 		m.NIMImage = u.NIMImage
 	}
@@ -272,8 +440,12 @@ func mergeRules(base, user RuleSet) RuleSet {
 type pattern struct {
 	re      *regexp.Regexp
 	model   bool // positional model
+	models  bool // every positional is a model
 	backend string
-	version int // index of the "version" capture group, or -1
+	version int            // index of the "version" capture group, or -1
+	tagNone bool           // the tag is no version of this engine
+	tagRE   *regexp.Regexp // the engine's version is this regex's "version" group of the tag
+	conf    string         // "" for the pattern's usual confidence
 }
 
 type fieldMatcher struct {
@@ -284,9 +456,10 @@ type fieldMatcher struct {
 type runtimeRule struct {
 	RuntimeRule
 	images, commands, argsOnly, hints []pattern
+	clients                           []pattern
 	fields                            []fieldMatcher
 	engineFlags, subcommands, wraps   map[string]bool
-	modelFlags                        map[string]bool
+	modelFlags, versionFields         map[string]bool
 	kinds                             map[string]string
 	order                             int
 }
@@ -335,6 +508,30 @@ type rules struct {
 	fieldRules       map[string][]*runtimeRule // field name -> runtimes with a rule on it, in order
 	wrappersOf       map[string][]*runtimeRule // engine -> runtimes that wrap it, in order
 	envRules         map[string][]envBackend   // env name -> wrappers it selects a backend of
+	versionFields    map[string][]*runtimeRule // field name -> runtimes it gives the version of
+	imageFields      map[string]bool
+	listFlags        map[string]bool
+	listEnv          map[string]bool
+	pairs            []FieldPair
+	clientFlags      map[string]bool
+	clientEnv        []*regexp.Regexp
+	presets          map[string]map[string]string
+	defaults         []defaultRuntime
+	downloads        []downloadRule
+}
+
+type defaultRuntime struct {
+	DefaultRuntime
+	values []*regexp.Regexp
+	rule   *runtimeRule
+}
+
+type downloadRule struct {
+	DownloadRule
+	command, image, source *regexp.Regexp
+	sourcePositional       bool
+	sourceImage            bool // the container's own image is the source
+	subcommands, dest, rev map[string]bool
 }
 
 type imageModel struct {
@@ -361,7 +558,23 @@ func compilePatterns(where string, ps []PatternRule) ([]pattern, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", where, i, err)
 		}
-		out = append(out, pattern{re: re, model: p.Model == "positional", backend: p.Backend, version: re.SubexpIndex("version")})
+		c := pattern{re: re, model: p.Model == "positional" || p.Model == "positionals", models: p.Model == "positionals", backend: p.Backend, version: re.SubexpIndex("version"), conf: p.Confidence}
+		switch p.Tag {
+		case "":
+		case "none":
+			c.tagNone = true
+		default:
+			if c.tagRE, err = regexp.Compile(p.Tag); err != nil {
+				return nil, fmt.Errorf("%s[%d].tag: %w", where, i, err)
+			}
+			if c.tagRE.SubexpIndex("version") < 0 {
+				return nil, fmt.Errorf("%s[%d].tag: needs a (?P<version>...) group", where, i)
+			}
+		}
+		if p.Confidence != "" && p.Confidence != confDeclared && p.Confidence != confInferred {
+			return nil, fmt.Errorf("%s[%d].confidence: %q is not declared or inferred", where, i, p.Confidence)
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -387,6 +600,13 @@ func compileRules(rs RuleSet) (*rules, error) {
 		engineFlagOwners: map[string][]string{},
 		cache:            &matchCache{},
 		envRules:         map[string][]envBackend{},
+		versionFields:    map[string][]*runtimeRule{},
+		imageFields:      set(rs.Models.ImageFields),
+		listFlags:        set(rs.Models.ListFlags),
+		listEnv:          set(rs.Models.ListEnv),
+		pairs:            rs.Models.Pairs,
+		clientFlags:      set(rs.Models.ClientFlags),
+		presets:          rs.Models.Presets,
 	}
 	for i, rt := range rs.Runtimes {
 		where := "runtimes[" + rt.Name + "]"
@@ -396,7 +616,8 @@ func compileRules(rs RuleSet) (*rules, error) {
 		if _, dup := r.byName[rt.Name]; dup {
 			return nil, fmt.Errorf("%s: duplicate name", where)
 		}
-		c := &runtimeRule{RuntimeRule: rt, engineFlags: set(rt.EngineFlags), subcommands: set(rt.Subcommands), wraps: set(rt.Wraps), modelFlags: set(rt.ModelFlags), kinds: map[string]string{}, order: i}
+		c := &runtimeRule{RuntimeRule: rt, engineFlags: set(rt.EngineFlags), subcommands: set(rt.Subcommands), wraps: set(rt.Wraps),
+			modelFlags: set(rt.ModelFlags), versionFields: set(rt.VersionFields), kinds: map[string]string{}, order: i}
 		var err error
 		if c.images, err = compilePatterns(where+".images", rt.Images); err != nil {
 			return nil, err
@@ -408,6 +629,9 @@ func compileRules(rs RuleSet) (*rules, error) {
 			return nil, err
 		}
 		if c.hints, err = compilePatterns(where+".hints", rt.Hints); err != nil {
+			return nil, err
+		}
+		if c.clients, err = compilePatterns(where+".clients", rt.Clients); err != nil {
 			return nil, err
 		}
 		for _, f := range rt.Fields {
@@ -437,6 +661,9 @@ func compileRules(rs RuleSet) (*rules, error) {
 		}
 		for _, e := range rt.Env {
 			r.envRules[e.Name] = append(r.envRules[e.Name], envBackend{runtime: rt.Name, backend: e.Backend})
+		}
+		for _, f := range rt.VersionFields {
+			r.versionFields[f] = append(r.versionFields[f], c)
 		}
 		r.runtimes = append(r.runtimes, c)
 		r.byName[rt.Name] = c
@@ -541,8 +768,76 @@ func compileRules(rs RuleSet) (*rules, error) {
 			}
 		}
 	}
+	for i, p := range rs.Models.ClientEnv {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("models.clientEnv[%d]: %w", i, err)
+		}
+		r.clientEnv = append(r.clientEnv, re)
+	}
+	if err := r.compileDefaults(rs.Defaults); err != nil {
+		return nil, err
+	}
+	if err := r.compileDownloads(rs.Downloads); err != nil {
+		return nil, err
+	}
 	r.headWords = headWords(r.runtimes)
 	return r, nil
+}
+
+func (r *rules) compileDefaults(ds []DefaultRuntime) error {
+	for i, d := range ds {
+		rt := r.byName[d.Runtime]
+		if rt == nil || d.Field == "" {
+			return fmt.Errorf("defaults[%d]: needs a field and a known runtime (%q)", i, d.Runtime)
+		}
+		c := defaultRuntime{DefaultRuntime: d, rule: rt}
+		for j, v := range d.Values {
+			re, err := regexp.Compile("(?i)" + v)
+			if err != nil {
+				return fmt.Errorf("defaults[%d].values[%d]: %w", i, j, err)
+			}
+			c.values = append(c.values, re)
+		}
+		r.defaults = append(r.defaults, c)
+	}
+	return nil
+}
+
+func (r *rules) compileDownloads(ds []DownloadRule) error {
+	for i, d := range ds {
+		where := fmt.Sprintf("downloads[%d] (%s)", i, d.Name)
+		c := downloadRule{DownloadRule: d, subcommands: set(d.Subcommands), dest: set(d.DestFlags), rev: set(d.RevisionFlags)}
+		var err error
+		if (d.Command == "") == (d.Image == "") {
+			return fmt.Errorf("%s: set exactly one of command, image", where)
+		}
+		if d.Command != "" {
+			if c.command, err = regexp.Compile(d.Command); err != nil {
+				return fmt.Errorf("%s.command: %w", where, err)
+			}
+		} else if c.image, err = regexp.Compile(d.Image); err != nil {
+			return fmt.Errorf("%s.image: %w", where, err)
+		}
+		switch {
+		case d.Code != nil:
+			if d.Code.Flag == "" || len(d.Code.Calls) == 0 || d.Code.Source == "" {
+				return fmt.Errorf("%s.code: needs flag, calls and source", where)
+			}
+		case d.Source == "positional":
+			c.sourcePositional = true
+		case d.Source == "image":
+			c.sourceImage = true
+		case d.Source != "":
+			if c.source, err = regexp.Compile(d.Source); err != nil {
+				return fmt.Errorf("%s.source: %w", where, err)
+			}
+		default:
+			return fmt.Errorf("%s: needs source or code", where)
+		}
+		r.downloads = append(r.downloads, c)
+	}
+	return nil
 }
 
 func (r *rules) ignoredModel(v string) bool {

@@ -200,7 +200,7 @@ func (c Config) Validate(reg sinks.Registry) error {
 }
 
 func (c Config) normalizerConfig() collector.Config {
-	return collector.Config{
+	cfg := collector.Config{
 		Cluster:          c.Cluster,
 		DefaultNamespace: c.Collector.DefaultNamespace,
 		EnvAllow:         c.Collector.EnvAllow,
@@ -208,6 +208,15 @@ func (c Config) normalizerConfig() collector.Config {
 		ArgAllow:         c.Collector.ArgAllow,
 		ProfilesFile:     c.Collector.ProfilesFile,
 	}
+	// A rules override's engines and model env are the collector's too
+	// (argumentsCovered has checked the file reads).
+	if c.Transformer.RulesFile != "" {
+		if args, err := transformer.RulesArguments(c.Transformer.RulesFile); err == nil {
+			cfg.Serving = args.Serving
+			cfg.EnvAllow = append(append([]string(nil), cfg.EnvAllow...), args.Env...)
+		}
+	}
+	return cfg
 }
 
 func (c Config) rendererConfig() transformer.Config {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -158,10 +159,22 @@ func objectName(obj map[string]any) string {
 
 // documents is a collector.Lookup over the documents of one load. The later
 // of two documents naming the same object wins, as with kubectl apply.
-type documents map[string]map[string]any
+type documents struct {
+	byKey map[string]map[string]any
+	// byKind: group, kind, namespace -> name -> object, for List.
+	byKind map[string]map[string]map[string]any
+}
 
 func newDocuments(objs []manifest.Object, defaultNamespace string) documents {
-	d := documents{}
+	d := documents{byKey: map[string]map[string]any{}, byKind: map[string]map[string]map[string]any{}}
+	put := func(apiVersion, kind, ns, name string, obj map[string]any) {
+		d.byKey[docKey(apiVersion, kind, ns, name)] = obj
+		k := docKey(apiVersion, kind, ns, "")
+		if d.byKind[k] == nil {
+			d.byKind[k] = map[string]map[string]any{}
+		}
+		d.byKind[k][name] = obj
+	}
 	for _, o := range objs {
 		apiVersion, _ := o.Obj["apiVersion"].(string)
 		kind, _ := o.Obj["kind"].(string)
@@ -174,10 +187,10 @@ func newDocuments(objs []manifest.Object, defaultNamespace string) documents {
 		if ns == "" {
 			// As written it may be cluster-scoped, found without a
 			// namespace, or namespaced, found in the default one.
-			d[docKey(apiVersion, kind, "", name)] = o.Obj
+			put(apiVersion, kind, "", name, o.Obj)
 			ns = defaultNamespace
 		}
-		d[docKey(apiVersion, kind, ns, name)] = o.Obj
+		put(apiVersion, kind, ns, name, o.Obj)
 	}
 	return d
 }
@@ -195,6 +208,24 @@ func (d documents) Get(apiVersion, kind, namespace, name string) (map[string]any
 	if kind == "Secret" {
 		return nil, false
 	}
-	o, ok := d[docKey(apiVersion, kind, namespace, name)]
+	o, ok := d.byKey[docKey(apiVersion, kind, namespace, name)]
 	return o, ok
+}
+
+// List implements collector.Lookup; Secrets are never returned.
+func (d documents) List(apiVersion, kind, namespace string) []map[string]any {
+	if kind == "Secret" {
+		return nil
+	}
+	objs := d.byKind[docKey(apiVersion, kind, namespace, "")]
+	names := make([]string, 0, len(objs))
+	for n := range objs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]map[string]any, 0, len(names))
+	for _, n := range names {
+		out = append(out, objs[n])
+	}
+	return out
 }

@@ -34,7 +34,8 @@ func TestBadObjects(t *testing.T) {
 		}
 		return out
 	}
-	// Owned by an unknown kind at an unknown apiVersion: a workload of its own.
+	// Owned by an unknown kind at an unknown apiVersion: the generic
+	// workload of that owner, named by the owner reference alone.
 	mk("odd-owner", controller("example.com/v9", "Widget", "w", types.UID("0b7d7c58-0000-4000-8000-000000000001")), nil)
 	// Owned by a known kind at a version nobody serves, which is not there:
 	// rolled up into an owner that cannot be seen, so no event, no crash.
@@ -70,13 +71,13 @@ func TestBadObjects(t *testing.T) {
 	h.deployment(ns, "good", "vllm/vllm-openai:v0.10.1", 1)
 
 	r := h.start(h.config(), nil, nil)
-	for _, key := range []string{"Deployment/odd-owner", "Deployment/bad-image", "DynamoGraphDeployment/empty", "Deployment/good", "Deployment/huge-args"} {
+	for _, key := range []string{"Widget/w", "Deployment/bad-image", "DynamoGraphDeployment/empty", "Deployment/good", "Deployment/huge-args"} {
 		eventually(t, key, 15*time.Second, func() bool { return len(h.rec.of(ns+"/"+key)) == 1 })
 	}
 	evs := h.quiet(0)
 	for _, ev := range evs {
 		switch ev.Subject {
-		case ns + "/Deployment/ghost-owned", ns + "/ReplicaSet/cycle-a", ns + "/ReplicaSet/cycle-b":
+		case ns + "/Deployment/ghost-owned", ns + "/ReplicaSet/cycle-a", ns + "/ReplicaSet/cycle-b", ns + "/Deployment/odd-owner":
 			t.Errorf("unexpected event %s", ev.Subject)
 		}
 	}

@@ -44,6 +44,8 @@ type Collector struct {
 	requests *requestMetrics
 	kinds    []collector.Kind
 	leading  atomic.Bool
+	// genericGauge is bomstream_generic_workloads{kind}.
+	genericGauge *prometheus.GaugeVec
 }
 
 // New validates cfg and builds a collector over rc (the client
@@ -67,12 +69,16 @@ func New(cfg Config, rc *rest.Config, norm *collector.Normalizer, pub collector.
 	if err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, norm: norm, rec: rec, log: log, health: newHealth(log), requests: newRequestMetrics(), kinds: norm.Kinds()}
+	c := &Collector{cfg: cfg, norm: norm, rec: rec, log: log, health: newHealth(log), requests: newRequestMetrics(), kinds: norm.Kinds(),
+		genericGauge: newGenericMetric()}
 	if reg != nil {
 		if err := c.health.register(reg); err != nil {
 			return nil, err
 		}
 		if err := reg.Register(c.requests.requests); err != nil {
+			return nil, fmt.Errorf("collector metrics: %w", err)
+		}
+		if err := reg.Register(c.genericGauge); err != nil {
 			return nil, fmt.Errorf("collector metrics: %w", err)
 		}
 	}
@@ -202,6 +208,13 @@ type session struct {
 	gone    map[string]bool
 	skipLog map[string]string // uid -> resourceVersion whose skip was logged
 
+	// What links, claims and generic owners need (links.go).
+	linkIdx map[string]map[string]*object // group, kind, namespace -> name -> linked object
+	linking map[string]map[string]bool    // namespace -> uids of linking workloads
+	named   map[string]string             // group, kind, namespace, name -> uid of a claimable object
+	claims  map[string]string             // group, kind, namespace, name -> uid of its claimer
+	generic map[string]string             // uid of a published generic owner -> its kind label
+
 	scope    *namespaceScope
 	crdWatch *kindWatch
 
@@ -236,6 +249,8 @@ func (c *Collector) newSession() (*session, error) {
 		objs: map[string]*object{}, children: map[string][]string{},
 		retained: map[string][]schemas.ImageDigest{}, fetched: map[string]*object{},
 		watches: map[string]*kindWatch{}, gone: map[string]bool{}, skipLog: map[string]string{},
+		linkIdx: map[string]map[string]*object{}, linking: map[string]map[string]bool{},
+		named: map[string]string{}, claims: map[string]string{}, generic: map[string]string{},
 		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: ""}),
 		passes: make(chan struct{}, 1), disc: make(chan struct{}, 1),
 	}, nil
@@ -476,12 +491,14 @@ func (s *session) upsert(obj any) {
 	var tops []string
 	if old := s.objs[uid]; old != nil {
 		tops = append(tops, s.topLocked(old))
+		tops = append(tops, s.indexLocked(old, false)...)
 		s.unlinkLocked(old)
 	}
 	s.objs[uid] = o
 	if o.owner != nil {
 		s.children[o.owner.UID] = append(s.children[o.owner.UID], uid)
 	}
+	tops = append(tops, s.indexLocked(o, true)...)
 	tops = append(tops, s.topLocked(o))
 	if f := s.fetched[uid]; f != nil && f.Generation != o.Generation {
 		delete(s.fetched, uid)
@@ -503,14 +520,15 @@ func (s *session) remove(obj any) {
 	}
 	uid := string(o.UID)
 	s.mu.Lock()
-	top := s.topLocked(o)
+	tops := []string{s.topLocked(o), uid}
 	if cur := s.objs[uid]; cur != nil {
+		tops = append(tops, s.indexLocked(cur, false)...)
 		s.unlinkLocked(cur)
 		delete(s.objs, uid)
 	}
 	delete(s.fetched, uid)
 	s.mu.Unlock()
-	s.enqueue(top, uid)
+	s.enqueue(tops...)
 }
 
 func (s *session) unlinkLocked(o *object) {
@@ -530,13 +548,13 @@ func (s *session) lookupLocked(uid string) (collector.Object, bool) {
 	if o == nil {
 		return collector.Object{}, false
 	}
-	return o.ref(), true
+	return s.refLocked(o), true
 }
 
 // topLocked is the uid of the top-level object o rolls up into, "" when it
 // cannot be named yet (its owner is not seen) or the owners loop.
 func (s *session) topLocked(o *object) string {
-	top, err := s.c.norm.RollUp(o.ref(), s.lookupLocked)
+	top, err := s.c.norm.RollUp(s.refLocked(o), s.lookupLocked)
 	if err != nil {
 		if errors.Is(err, collector.ErrOwnerCycle) {
 			s.c.log.Warn("skipped", zap.Error(err))
@@ -579,18 +597,44 @@ func (s *session) work(ctx context.Context) bool {
 // process decides the state of one workload and publishes it when it
 // changed; a workload that is gone waits for the next tombstone pass.
 func (s *session) process(ctx context.Context, uid string) error {
-	if err := s.ensureFetched(ctx, []string{uid}); err != nil {
+	s.mu.Lock()
+	need := []string{uid}
+	if s.objs[uid] == nil {
+		kids, _ := s.genericKidsLocked(uid)
+		for _, k := range kids {
+			need = append(need, string(k.UID))
+		}
+	}
+	s.mu.Unlock()
+	if err := s.ensureFetched(ctx, need); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	o := s.objs[uid]
-	if o == nil || o.rolledUp || !s.inScopeLocked(o) {
+	var (
+		ev      schemas.WorkloadChange
+		digests []schemas.ImageDigest
+		ok      bool
+	)
+	switch {
+	case o == nil:
+		// Maybe the owner of no known kind of some watched objects.
+		if ev, digests, ok = s.genericEventLocked(uid, time.Now()); !ok {
+			s.gone[uid] = true
+			delete(s.generic, uid)
+			s.countGenericLocked()
+			s.mu.Unlock()
+			return nil
+		}
+		s.countGenericLocked()
+	case !s.topLevelLocked(o):
 		s.gone[uid] = true
 		s.mu.Unlock()
 		return nil
+	default:
+		ev, digests, ok = s.eventLocked(o, time.Now())
 	}
 	delete(s.gone, uid)
-	ev, digests, ok := s.eventLocked(o, time.Now())
 	s.mu.Unlock()
 	if !ok {
 		return nil
@@ -624,7 +668,7 @@ func (s *session) desired(ctx context.Context) ([]schemas.WorkloadChange, []stri
 	var events []schemas.WorkloadChange
 	var skipped []string
 	for _, o := range s.objs {
-		if o.rolledUp || !s.inScopeLocked(o) {
+		if !s.topLevelLocked(o) {
 			continue
 		}
 		ev, digests, ok := s.eventLocked(o, now)
@@ -637,6 +681,14 @@ func (s *session) desired(ctx context.Context) ([]schemas.WorkloadChange, []stri
 		s.retained[string(o.UID)] = digests
 		events = append(events, ev)
 	}
+	clear(s.generic)
+	for _, owner := range s.genericOwnersLocked() {
+		if ev, digests, ok := s.genericEventLocked(owner, now); ok {
+			s.retained[owner] = digests
+			events = append(events, ev)
+		}
+	}
+	s.countGenericLocked()
 	slices.SortFunc(events, func(a, b schemas.WorkloadChange) int { return compareStrings(a.Subject, b.Subject) })
 	slices.Sort(skipped)
 	return events, skipped
@@ -667,8 +719,12 @@ func (s *session) eventLocked(o *object, now time.Time) (schemas.WorkloadChange,
 		}
 		return schemas.WorkloadChange{}, nil, false
 	}
-	in := *base.inputs
-	in.Digests = collector.Digests(base.inputs, s.podImagesLocked(uid), s.retained[uid])
+	full, roots, ok := s.inputsLocked(o, base)
+	if !ok {
+		return schemas.WorkloadChange{}, nil, false
+	}
+	in := *full
+	in.Digests = collector.Digests(full, s.podImagesLocked(roots...), s.retained[uid])
 	ev, err := schemas.NewObserved(s.c.Source(), now, &in)
 	if err != nil {
 		if s.skipLog[uid] != o.ResourceVersion {
@@ -680,11 +736,14 @@ func (s *session) eventLocked(o *object, now time.Time) (schemas.WorkloadChange,
 	return ev, in.Digests, true
 }
 
-// podImagesLocked collects what the pods under a top-level object report.
-func (s *session) podImagesLocked(top string) []collector.PodImage {
+// podImagesLocked collects what the pods under top-level objects report.
+func (s *session) podImagesLocked(tops ...string) []collector.PodImage {
 	var out []collector.PodImage
-	seen := map[string]bool{top: true}
-	queue := []string{top}
+	seen := map[string]bool{}
+	for _, t := range tops {
+		seen[t] = true
+	}
+	queue := slices.Clone(tops)
 	for len(queue) > 0 && len(seen) < 1_000_000 {
 		uid := queue[0]
 		queue = queue[1:]
@@ -741,6 +800,10 @@ func (s *session) ensureFetched(ctx context.Context, uids []string) error {
 // watched, listed and healthy, and its namespace's scope is known.
 func (s *session) visible(w schemas.Workload) bool {
 	label := collector.Kind{Group: groupOf(w.APIVersion), Kind: w.Kind}.String()
+	if _, known := s.c.norm.KindOf(groupOf(w.APIVersion), w.Kind); !known {
+		// A generic workload is seen through the pods it owns.
+		label = collector.Kind{Kind: "Pod"}.String()
+	}
 	s.mu.Lock()
 	kw := s.watches[label]
 	s.mu.Unlock()
@@ -756,7 +819,7 @@ func (s *session) flushGone(ctx context.Context) {
 	s.mu.Lock()
 	var uids []string
 	for uid := range s.gone {
-		if o := s.objs[uid]; o == nil || o.rolledUp || !s.inScopeLocked(o) {
+		if o := s.objs[uid]; o == nil && s.generic[uid] == "" || o != nil && !s.topLevelLocked(o) {
 			uids = append(uids, uid)
 		} else {
 			delete(s.gone, uid)

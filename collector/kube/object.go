@@ -40,6 +40,13 @@ type object struct {
 	metaOnly bool
 	// images are a pod's containers with the imageIDs they report.
 	images []collector.PodImage
+	// raw is the whole object (without status and managedFields) of a kind
+	// other workloads read (linked: a KServe runtime, a Seldon Model) or
+	// that reads others (linking: an InferenceService, a Seldon Server),
+	// normalized again with the session's Lookup when it is decided.
+	raw map[string]any
+	// linked and linking are the kind's (collector.Kind).
+	linked, linking bool
 }
 
 func (o *object) DeepCopyObject() runtime.Object { return o }
@@ -101,7 +108,11 @@ func (t transformer) transform(in any) (any, error) {
 		meta, owner := slimMeta(o)
 		return &object{TypeMeta: t.typeMeta(), objectMeta: meta, owner: owner, metaOnly: true, rolledUp: !t.kind.Workload || t.ownedByKnown(owner)}, nil
 	case *unstructured.Unstructured:
-		return t.fromMap(o, o.Object), nil
+		out := t.fromMap(o, o.Object)
+		if t.kind.Linked || t.kind.Linking {
+			out.raw, out.linked, out.linking = slimRaw(o.Object), t.kind.Linked, t.kind.Linking
+		}
+		return out, nil
 	case *corev1.Pod:
 		return t.pod(o), nil
 	case metav1.Object:
@@ -196,6 +207,27 @@ func (t transformer) pod(p *corev1.Pod) *object {
 	full := t.fromMap(p, m)
 	o.inputs, o.rolledUp, o.skip = full.inputs, full.rolledUp, full.skip
 	return o
+}
+
+// slimRaw is obj without what no profile reads (status, managedFields),
+// for the objects the collector keeps whole.
+func slimRaw(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			if k != "managedFields" {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
 }
 
 func cutAPIVersion(av string) (group, version string, ok bool) {

@@ -63,7 +63,7 @@ func metadataOnly(r resource) bool {
 	if r.gvr.Group == "apps" && r.gvr.Resource == "replicasets" {
 		return true
 	}
-	return !r.kind.Workload
+	return !r.kind.Workload && !r.kind.Linked
 }
 
 // resolve finds, for each profile kind, the resource that serves it: in its

@@ -1,0 +1,108 @@
+package collector
+
+import (
+	"slices"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// Claims: an object that another one takes over by naming it (an Argo
+// Rollout's spec.workloadRef names the Deployment whose pod template it
+// runs) is part of that workload. It is rolled up only on that fact, never
+// because of its kind: a Deployment that no Rollout names is a workload of
+// its own.
+
+// claimer is a profile with a claim on some kind.
+type claimer struct {
+	p *profile
+	c *claimRule
+}
+
+// indexClaims lists, for each claimed kind, the profiles that claim it.
+func indexClaims(profiles map[gk]*profile) map[gk][]claimer {
+	out := map[gk][]claimer{}
+	keys := make([]gk, 0, len(profiles))
+	for k := range profiles {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b gk) int {
+		if a.group != b.group {
+			return compare(a.group, b.group)
+		}
+		return compare(a.kind, b.kind)
+	})
+	for _, k := range keys {
+		p := profiles[k]
+		for i := range p.claims {
+			c := &p.claims[i]
+			g, _ := splitAPIVersion(c.kind.apiVersion)
+			key := gk{g, c.kind.kind}
+			out[key] = append(out[key], claimer{p: p, c: c})
+		}
+	}
+	return out
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// claimName is the name of the object c claims in obj, if it claims one.
+func claimName(c *claimRule, obj map[string]any) (string, bool) {
+	if c.kindPath != nil {
+		if k, ok := scalarAt(*c.kindPath, obj); !ok || k != c.kind.kind {
+			return "", false
+		}
+	}
+	name, ok := scalarAt(c.name, obj)
+	return name, ok && name != ""
+}
+
+// claimedBy names the object that claims the object (group, kind,
+// namespace, name), if one in lookup does: "Rollout/chat".
+func (n *Normalizer) claimedBy(group, kind, ns, name string, lookup Lookup) (string, bool) {
+	if lookup == nil {
+		return "", false
+	}
+	for _, cl := range n.claimers[gk{group, kind}] {
+		apiVersion := cl.p.group + "/v1"
+		if cl.p.group == "" {
+			apiVersion = "v1"
+		}
+		for _, obj := range lookup.List(apiVersion, cl.p.kind, ns) {
+			if claimed, ok := claimName(cl.c, obj); ok && claimed == name {
+				return cl.p.kind + "/" + objName(obj), true
+			}
+		}
+	}
+	return "", false
+}
+
+// Claims returns the objects the Inputs of a workload say it claims (the
+// Owned entries its profile's claims added): the cluster source rolls them
+// up into it and adds their components with Claim.
+func Claims(in *schemas.Inputs) []schemas.ObjectRef { return in.Owned }
+
+// Claim adds part, the Inputs of an object that in claims as its own
+// profile reads them, to a copy of in: part's components follow in's,
+// their locators starting with "<Kind>/<name>:", and part's digests join
+// in's. The result is bounded like any Inputs.
+func (n *Normalizer) Claim(in, part *schemas.Inputs) *schemas.Inputs {
+	out := *in
+	out.Components = cloneComponents(in.Components)
+	pre := part.Workload.Kind + "/" + part.Workload.Name + ":"
+	for _, c := range cloneComponents(part.Components) {
+		prefixComponent(&c, pre)
+		out.Components = append(out.Components, c)
+	}
+	out.Fields = sortFields(append(slices.Clone(in.Fields), prefixFields(slices.Clone(part.Fields), pre)...))
+	out.Digests = pinnedDigests(out.Components)
+	n.cfg.Bounds.bound(&out)
+	return &out
+}
