@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -251,5 +253,31 @@ func prefixComponent(c *schemas.Component, prefix string) {
 	}
 	for k := range c.Volumes {
 		c.Volumes[k].Locator = prefix + c.Volumes[k].Locator
+	}
+}
+
+// NewGenericGauge is bomstream_generic_workloads{kind}: how many workloads
+// of each kind no profile describes a source reports through the generic
+// profile (the kind as Kind.String names it). Each source sets it after a
+// pass with SetGeneric.
+func NewGenericGauge() *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "bomstream_generic_workloads",
+		Help: "Workloads of kinds no profile describes, read by the generic profile (their pod templates, or the pods they own), by kind.",
+	}, []string{"kind"})
+}
+
+// SetGeneric sets g to the count, by kind, of the generic workloads among
+// events.
+func SetGeneric(g *prometheus.GaugeVec, events []schemas.WorkloadChange) {
+	counts := map[string]int{}
+	for _, ev := range events {
+		if in := ev.Data.Inputs; in != nil && in.Profile == schemas.ProfileGeneric {
+			counts[Kind{Group: groupOfAPIVersion(in.Workload.APIVersion), Kind: in.Workload.Kind}.String()]++
+		}
+	}
+	g.Reset()
+	for k, n := range counts {
+		g.WithLabelValues(k).Set(float64(n))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
 
@@ -268,6 +269,7 @@ func printSummary(out io.Writer, p *pipeline, res files.SyncResult, loaded files
 	type row struct{ workload, runtime, models, roles string }
 	var rows []row
 	boms := 0
+	generic := map[string]int{} // kind -> serving workloads read by the generic profile
 	for _, ev := range loaded.Events {
 		r, err := p.renderer.Render(ev)
 		w := ev.Data.Workload
@@ -280,6 +282,9 @@ func printSummary(out io.Writer, p *pipeline, res files.SyncResult, loaded files
 		default:
 			boms++
 			rows = append(rows, row{name, runtimesText(r.Summary), orDash(strings.Join(r.Summary.Models, ", ")), orDash(strings.Join(r.Summary.Roles, ", "))})
+			if in := ev.Data.Inputs; in != nil && in.Profile == schemas.ProfileGeneric {
+				generic[genericKind(in.Workload)]++
+			}
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].workload < rows[j].workload })
@@ -291,6 +296,17 @@ func printSummary(out io.Writer, p *pipeline, res files.SyncResult, loaded files
 	_ = tw.Flush()
 	fmt.Fprintf(out, "\n%d workloads read, %d serving (one BOM each), %d notes; %d new events, %d tombstones\n",
 		res.Workloads, boms, res.Notes, res.Published, res.Tombstones)
+	if len(generic) > 0 {
+		kinds := make([]string, 0, len(generic))
+		total := 0
+		for k, n := range generic {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+			total += n
+		}
+		sort.Strings(kinds)
+		fmt.Fprintf(out, "%d serving workloads of kinds with no profile, read by the generic profile: %s (docs/operating.md: add a profile)\n",
+			total, strings.Join(kinds, ", "))
+	}
 	if res.Held > 0 {
 		fmt.Fprintf(out, "%d tombstones held: more than the allowed share of the workloads is gone; run again to confirm, or pass --confirm-tombstones\n", res.Held)
 	}
@@ -306,4 +322,13 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// genericKind is the label of a workload's kind: "Kind.group", or "Kind".
+func genericKind(w schemas.Workload) string {
+	group, _, ok := strings.Cut(w.APIVersion, "/")
+	if !ok {
+		return w.Kind
+	}
+	return w.Kind + "." + group
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/collector"
@@ -259,7 +260,12 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 
 // watcher is the manifest source over cfg.Manifests.Dir.
 func (p *pipeline) watcher() *files.Watcher {
+	var reg prometheus.Registerer
+	if p.obs != nil && p.obs.reg != nil {
+		reg = p.obs.reg
+	}
 	return &files.Watcher{
+		Registerer: reg,
 		Dir:        p.cfg.Manifests.Dir,
 		Cluster:    p.cfg.Cluster,
 		Normalizer: p.norm,

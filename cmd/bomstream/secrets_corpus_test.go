@@ -62,12 +62,14 @@ func secretsCorpus(t *testing.T, mark string) (string, int) {
 // CHANGES, BOMS and DLQ streams. None may hold any part of a credential.
 func TestSecretsCorpus(t *testing.T) {
 	tree, planted := secretsCorpus(t, plantMark)
-	if planted < 40 {
-		t.Fatalf("the corpus plants %d credentials, want at least 40", planted)
+	if planted < 60 {
+		t.Fatalf("the corpus plants %d credentials, want at least 60", planted)
 	}
 	want := serving(expect(t, tree, "default"))
 	for _, k := range []string{"secrets/Deployment/vllm-args", "secrets/LeaderWorkerSet/lws-shell", "secrets/NIMService/nim",
-		"secrets/InferenceService/isvc", "secrets/VLLMRuntime/vllmrt", "secrets/DynamoGraphDeployment/dgd", "secrets/Pod/debug-pod"} {
+		"secrets/InferenceService/isvc", "secrets/VLLMRuntime/vllmrt", "secrets/DynamoGraphDeployment/dgd", "secrets/Pod/debug-pod",
+		"secrets/Model/kubeai", "secrets/RayService/ray", "secrets/Server/seldon", "secrets/InferenceService/isvc-linked",
+		"secrets/Workspace/kaito", "secrets/Deployment/downloads", "secrets/Rollout/rollout", "secrets/ModelServer/generic"} {
 		if _, ok := want[k]; !ok {
 			t.Errorf("%s renders no BOM: the test would search less than it says", k)
 		}

@@ -91,7 +91,8 @@ type Watcher struct {
 	// OnSync, when set, is called after every pass that read the files.
 	OnSync func(SyncResult, Loaded)
 
-	rec *collector.Reconciler
+	rec     *collector.Reconciler
+	generic *prometheus.GaugeVec
 }
 
 func (w *Watcher) reconciler() (*collector.Reconciler, error) {
@@ -108,6 +109,12 @@ func (w *Watcher) reconciler() (*collector.Reconciler, error) {
 	}, w.Publisher, w.Log, w.Registerer)
 	if err != nil {
 		return nil, err
+	}
+	w.generic = collector.NewGenericGauge()
+	if w.Registerer != nil {
+		if err := w.Registerer.Register(w.generic); err != nil {
+			return nil, fmt.Errorf("manifest source metrics: %w", err)
+		}
 	}
 	w.rec = r
 	return r, nil
@@ -131,6 +138,7 @@ func (w *Watcher) Once(ctx context.Context) (SyncResult, Loaded, error) {
 		return SyncResult{}, loaded, err
 	}
 	res, err := Sync(ctx, r, loaded, time.Now())
+	collector.SetGeneric(w.generic, loaded.Events)
 	if w.OnSync != nil {
 		w.OnSync(res, loaded)
 	}

@@ -70,7 +70,7 @@ func New(cfg Config, rc *rest.Config, norm *collector.Normalizer, pub collector.
 		return nil, err
 	}
 	c := &Collector{cfg: cfg, norm: norm, rec: rec, log: log, health: newHealth(log), requests: newRequestMetrics(), kinds: norm.Kinds(),
-		genericGauge: newGenericMetric()}
+		genericGauge: collector.NewGenericGauge()}
 	if reg != nil {
 		if err := c.health.register(reg); err != nil {
 			return nil, err

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/collector"
@@ -272,14 +271,6 @@ func (s *session) genericOwnersLocked() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// genericMetric is bomstream_generic_workloads{kind}.
-func newGenericMetric() *prometheus.GaugeVec {
-	return prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "bomstream_generic_workloads",
-		Help: "Workloads of kinds no profile describes, reported through the pods they own (generic profile), by kind.",
-	}, []string{"kind"})
 }
 
 // countGenericLocked sets the generic workload gauge from s.generic.
