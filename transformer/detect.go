@@ -1178,12 +1178,11 @@ func digestIndex(ds []schemas.ImageDigest, parse func(string) *parsedImage) map[
 // models.fields: an image holding it, a preset name, a served name that
 // is the model unless a source beside it says otherwise.
 func (r *rules) modelFieldClaims(cd *compDetect, d *detection, fields []schemas.Field, f *schemas.Field) {
-	how := "field " + f.Name
 	if r.imageFields[f.Name] {
-		r.addModel(cd, d, modelClaim{value: "oci://" + f.Value, conf: confDeclared, how: how, locator: f.Locator, adapter: r.adapterFields[f.Name]})
+		r.addModel(cd, d, modelClaim{value: "oci://" + f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 	}
 	if presets, ok := r.presets[f.Name]; ok {
-		v := f.Value
+		v, how := f.Value, "field "+f.Name
 		if id, ok := presets[strings.ToLower(v)]; ok {
 			v, how = id, how+"="+f.Value+" (preset)"
 		}
@@ -1210,7 +1209,7 @@ func (r *rules) modelFieldClaims(cd *compDetect, d *detection, fields []schemas.
 			}
 			continue
 		}
-		r.addModel(cd, d, modelClaim{value: f.Value, hf: true, conf: confDeclared, how: how, locator: f.Locator})
+		r.addModel(cd, d, modelClaim{value: f.Value, hf: true, conf: confDeclared, how: "field " + f.Name, locator: f.Locator})
 	}
 }
 

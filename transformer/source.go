@@ -87,10 +87,10 @@ func (r *rules) findDownloads(ct *schemas.Container, x *ctrScope, invs []Invocat
 // readDownload reads one download invocation.
 func (r *rules) readDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (download, bool) {
 	var dl download
-	how := "download " + dr.Name
 	if dr.Code != nil {
-		return r.codeDownload(dr, inv, x, how)
+		return r.codeDownload(dr, inv, x)
 	}
+	how := "download " + dr.Name
 	srcIdx := -1
 	if dr.sourceImage {
 		if x.img == nil || len(inv.Words) == 0 {
@@ -144,12 +144,13 @@ func (r *rules) readDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (do
 
 // codeDownload reads a Python call such as snapshot_download(repo_id=...,
 // revision=..., local_dir=...) in the value of the rule's flag.
-func (r *rules) codeDownload(dr *downloadRule, inv *Invocation, x *ctrScope, how string) (download, bool) {
+func (r *rules) codeDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (download, bool) {
 	cr := dr.Code
 	for _, f := range inv.Flags {
 		if f.Name != cr.Flag || !f.HasValue {
 			continue
 		}
+		how := "download " + dr.Name
 		for _, call := range schemas.PythonCalls(f.Value, cr.Calls) {
 			src := call.Arg(cr.Source, 0)
 			if src == "" {
