@@ -173,7 +173,7 @@ func genericName(at []string) string {
 // like any Inputs and marked ProfileGeneric.
 func (n *Normalizer) Generic(owner schemas.Workload, children []*schemas.Inputs) *schemas.Inputs {
 	in := &schemas.Inputs{Workload: owner, Components: []schemas.Component{}, Source: "cluster", Profile: schemas.ProfileGeneric}
-	sorted := slices.Clone(children)
+	sorted := slices.DeleteFunc(slices.Clone(children), func(c *schemas.Inputs) bool { return c == nil })
 	slices.SortFunc(sorted, func(a, b *schemas.Inputs) int {
 		if c := strings.Compare(a.Workload.Kind, b.Workload.Kind); c != 0 {
 			return c
@@ -187,9 +187,6 @@ func (n *Normalizer) Generic(owner schemas.Workload, children []*schemas.Inputs)
 	var pods []podComp
 	seen := map[string]bool{}
 	for _, ch := range sorted {
-		if ch == nil {
-			continue
-		}
 		if ch.Workload.Kind == "Pod" && groupOfAPIVersion(ch.Workload.APIVersion) == "" {
 			for _, c := range cloneComponents(ch.Components) {
 				prefixComponent(&c, "Pod:")

@@ -508,7 +508,13 @@ func (w walker) linkContainers(ls []linked, comps []schemas.Component) error {
 		}
 		var repl []string
 		for _, ph := range l.rule.placeholders {
-			if v, ok := scalarAt(ph.path, w.root); ok {
+			v, ok := scalarAt(ph.path, w.root)
+			if !ok && ph.path.raw == "metadata.namespace" {
+				// Written without one, the object is in the namespace
+				// it was read in.
+				v, ok = w.ns, w.ns != ""
+			}
+			if ok {
 				repl = append(repl, ph.text, schemas.RedactText(v))
 			}
 		}

@@ -1000,6 +1000,9 @@ func (w walker) envMap(v any, loc string) ([]schemas.EnvVar, error) {
 	sort.Strings(keys)
 	items := make([]any, 0, len(keys))
 	for _, k := range keys {
+		if _, _, err := w.scalar(m[k], joinKey(loc, k)); err != nil {
+			return nil, err
+		}
 		items = append(items, map[string]any{"name": k, "value": m[k]})
 	}
 	return w.env(items, loc)

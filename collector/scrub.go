@@ -140,8 +140,8 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 			continue
 		}
 		if name, val, ok := strings.Cut(t, "="); ok {
-			if r.values[name] {
-				out[i] = name + "=" + schemas.RedactText(val)
+			if r.values[name] || storageURI.MatchString(val) {
+				out[i] = schemas.RedactText(name) + "=" + schemas.RedactText(val)
 			} else {
 				out[i] = schemas.RedactText(name) + "=" + redactValue(val)
 			}

@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -193,17 +192,53 @@ func keywordArg(a string) (string, string, bool) {
 }
 
 // literal is the value of a Python string literal (with an optional r, b
-// or u prefix), and whether v is one.
+// or u prefix), and whether v is one: one literal, not an expression that
+// starts and ends with quotes ("a" + name + "b").
 func literal(v string) (string, bool) {
 	v = strings.TrimSpace(v)
-	v = strings.TrimLeft(v, "rRbBuU")
-	if len(v) < 2 || (v[0] != '\'' && v[0] != '"') || v[len(v)-1] != v[0] {
+	prefix := 0
+	for prefix < len(v) && prefix < 2 && strings.IndexByte("rRbBuU", v[prefix]) >= 0 {
+		prefix++
+	}
+	raw := strings.ContainsAny(v[:prefix], "rR")
+	v = v[prefix:]
+	if len(v) < 2 || (v[0] != '\'' && v[0] != '"') || endOfString(v, 0) != len(v)-1 {
 		return "", false
 	}
-	if s, err := strconv.Unquote(`"` + strings.ReplaceAll(v[1:len(v)-1], `"`, `\"`) + `"`); err == nil {
-		return s, true
+	body := v[1 : len(v)-1]
+	if raw {
+		return body, true
 	}
-	return v[1 : len(v)-1], true
+	return unescape(body), true
+}
+
+// unescape decodes the escapes of a Python string body that a model name
+// or a path may hold; an unknown escape is kept as written, as Python does.
+func unescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case '\\', '\'', '"':
+			b.WriteByte(s[i])
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 // PythonCallsText writes the calls of names found in src back as Python,
@@ -220,9 +255,13 @@ func PythonCallsText(src string, names, keep []string) string {
 	for _, c := range PythonCalls(src, names) {
 		var args []string
 		for _, p := range c.Positional {
-			if p != "" {
-				args = append(args, strconv.Quote(RedactText(p)))
+			if p == "" {
+				// Not a literal: its place is kept, so that the next
+				// positional stays where a reader looks for it.
+				args = append(args, "None")
+				continue
 			}
+			args = append(args, pyQuote(RedactText(p)))
 		}
 		keys := make([]string, 0, len(c.Keywords))
 		for k := range c.Keywords {
@@ -232,9 +271,30 @@ func PythonCallsText(src string, names, keep []string) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			args = append(args, k+"="+strconv.Quote(RedactText(c.Keywords[k])))
+			args = append(args, k+"="+pyQuote(RedactText(c.Keywords[k])))
 		}
 		parts = append(parts, c.Name+"("+strings.Join(args, ", ")+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// pyQuote writes s as a Python string literal that literal reads back.
+func pyQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -158,3 +158,31 @@ func TestPythonCallsText(t *testing.T) {
 		})
 	}
 }
+
+// Defects found by the first tests of PythonCalls, each kept.
+func TestPythonCallsFixes(t *testing.T) {
+	// A positional that is no literal keeps its place in the text written
+	// back, so the next one is not read as the first.
+	text := PythonCallsText(`hf_hub_download(repo, "config.json")`, []string{"hf_hub_download"}, nil)
+	calls := PythonCalls(text, []string{"hf_hub_download"})
+	if len(calls) != 1 || calls[0].Arg("repo_id", 0) != "" || calls[0].Arg("", 1) != "config.json" {
+		t.Errorf("written back as %q, read as %+v", text, calls)
+	}
+	// An expression that starts and ends with quotes is no literal.
+	for _, src := range []string{`f("a" + name + "b")`, `f("a" "b")`, `f("x" if c else "y")`} {
+		if c := PythonCalls(src, []string{"f"}); len(c) != 1 || c[0].Arg("", 0) != "" {
+			t.Errorf("%s: read as %+v", src, c)
+		}
+	}
+	// Escapes are decoded; raw strings keep them.
+	for src, want := range map[string]string{`f('it\'s')`: "it's", `f("a\"b")`: `a"b`, `f(r'a\nb')`: `a\nb`, `f('a\\b')`: `a\b`} {
+		if c := PythonCalls(src, []string{"f"}); len(c) != 1 || c[0].Arg("", 0) != want {
+			t.Errorf("%s: read as %+v, want %q", src, c, want)
+		}
+	}
+	// Written back, a value with quotes reads the same.
+	text = PythonCallsText(`f(repo_id='a"b')`, []string{"f"}, []string{"repo_id"})
+	if c := PythonCalls(text, []string{"f"}); len(c) != 1 || c[0].Arg("repo_id", -1) != `a"b` {
+		t.Errorf("round trip of %q: %+v", text, c)
+	}
+}

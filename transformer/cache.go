@@ -19,6 +19,8 @@ type matchCache struct {
 	words  sync.Map    // string -> *wordInfo
 	models [2]sync.Map // model value -> *modelInfo, for hf false and true
 	shells sync.Map    // script -> *shellScript
+	invs   sync.Map    // invocation head -> *invInfo
+	envs   sync.Map    // env name -> bool: a client's env
 	n      atomic.Int64
 }
 
@@ -260,4 +262,56 @@ func (c *matchCache) shell(src string) *shellScript {
 	s := parseShell(src)
 	c.store(&c.shells, src, s)
 	return s
+}
+
+// invInfo is what the per-invocation rules say of one invocation head: the
+// download rules it matches and whether it is an engine's client command.
+type invInfo struct {
+	downloads []*downloadRule
+	client    bool
+}
+
+var noInv = &invInfo{}
+
+// invocation returns what the download and client rules find in a head
+// (invocationHead bound to rules.invWords words).
+func (c *matchCache) invocation(r *rules, head string) *invInfo {
+	if v, ok := c.invs.Load(head); ok {
+		return v.(*invInfo)
+	}
+	var info invInfo
+	for i := range r.downloads {
+		if dr := &r.downloads[i]; dr.command != nil && dr.command.MatchString(head) {
+			info.downloads = append(info.downloads, dr)
+		}
+	}
+	for _, rt := range r.runtimes {
+		for _, p := range rt.clients {
+			info.client = info.client || p.re.MatchString(head)
+		}
+	}
+	out := &info
+	if len(info.downloads) == 0 && !info.client {
+		out = noInv
+	}
+	if len(head) <= maxCachedWord {
+		c.store(&c.invs, head, out)
+	}
+	return out
+}
+
+// clientEnv reports whether an env name marks a client of a server
+// elsewhere (models.clientEnv).
+func (c *matchCache) clientEnv(r *rules, name string) bool {
+	if v, ok := c.envs.Load(name); ok {
+		return v.(bool)
+	}
+	client := false
+	for _, re := range r.clientEnv {
+		client = client || re.MatchString(name)
+	}
+	if len(name) <= maxCachedWord {
+		c.store(&c.envs, name, client)
+	}
+	return client
 }

@@ -513,7 +513,21 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 	simulator := ""
 	x := &ctrScope{ct: ct, imageLoc: ct.Locator + ".image"}
 	invs := parseArgs(ct.Command, ct.Args, ParseOptions{Env: env, Booleans: r.booleans}, &cd.sc.args, r.cache)
-	client := r.isClient(ct, invs)
+	for k, e := range ct.Env {
+		if r.argsEnv[e.Name] && e.Value != "" && !e.Redacted {
+			for _, words := range r.cache.shell(e.Value).expand(env) {
+				ws := make([]Word, len(words))
+				for i, w := range words {
+					ws[i] = Word{Text: w, Src: -1 - k}
+				}
+				p := argParser{opt: ParseOptions{Booleans: r.booleans}}
+				p.emit(Invocation{Words: ws}, false)
+				invs = append(invs, p.out...)
+			}
+		}
+	}
+	heads := r.invocationInfos(invs, cd.sc)
+	client := r.isClient(ct, invs, heads)
 	if ct.Image == "" {
 		d.noImage = append(d.noImage, ct.Locator)
 	} else {
@@ -572,19 +586,6 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 	}
 
 	argsOnly := len(ct.Command) == 0
-	for k, e := range ct.Env {
-		if r.argsEnv[e.Name] && e.Value != "" && !e.Redacted {
-			for _, words := range r.cache.shell(e.Value).expand(env) {
-				ws := make([]Word, len(words))
-				for i, w := range words {
-					ws[i] = Word{Text: w, Src: -1 - k}
-				}
-				p := argParser{opt: ParseOptions{Booleans: r.booleans}}
-				p.emit(Invocation{Words: ws}, false)
-				invs = append(invs, p.out...)
-			}
-		}
-	}
 
 	var revision string
 	var models []modelClaim
@@ -697,7 +698,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		m.weak = m.weak || client
 		cd.pending = append(cd.pending, pendingClaim{claim: m, ct: ct})
 	}
-	cd.downloads = append(cd.downloads, r.findDownloads(ct, x, invs)...)
+	cd.downloads = r.findDownloads(cd.downloads, ct, x, invs, heads)
 }
 
 // listFlagModels reads the models a list flag names: its value and the
@@ -734,20 +735,36 @@ func listFlagModels(inv *Invocation, f Flag, x *ctrScope) []modelClaim {
 // (an image volume, a download) and records them, then the downloads
 // themselves and the image volumes no claim named.
 func (r *rules) resolveClaims(cd *compDetect, d *detection, c *schemas.Component) {
-	used := map[string]bool{}
+	var used map[string]bool
+	if len(c.Volumes) > 0 {
+		used = map[string]bool{}
+	}
+	var served []bool // downloads a server path is linked to
 	for i := range cd.pending {
 		pc := &cd.pending[i]
-		m, linked := r.linkClaim(c, pc, cd.downloads)
-		if linked {
+		m, linked, k := r.linkClaim(c, pc, cd.downloads)
+		if linked && used != nil {
 			used[m.value] = true
+		}
+		if k >= 0 {
+			if served == nil {
+				served = make([]bool, len(cd.downloads))
+			}
+			served[k] = true
 		}
 		r.addModel(cd, d, m)
 	}
-	for _, dl := range cd.downloads {
+	for k, dl := range cd.downloads {
+		if served != nil && served[k] {
+			// The path is the server's, which its claim gave.
+			dl.claim.path = ""
+		}
 		r.addModel(cd, d, dl.claim)
 	}
-	for _, m := range volumeClaims(c, used) {
-		r.addModel(cd, d, m)
+	if used != nil {
+		for _, m := range volumeClaims(c, used) {
+			r.addModel(cd, d, m)
+		}
 	}
 }
 
@@ -1182,11 +1199,13 @@ func (r *rules) modelFieldClaims(cd *compDetect, d *detection, fields []schemas.
 		r.addModel(cd, d, modelClaim{value: "oci://" + f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 	}
 	if presets, ok := r.presets[f.Name]; ok {
-		v, how := f.Value, "field "+f.Name
+		// A catalog name stands for its Hugging Face id; anything else is
+		// kept as written (an org/name id is a Hugging Face id anyway).
+		v, how, hf := f.Value, "field "+f.Name, false
 		if id, ok := presets[strings.ToLower(v)]; ok {
-			v, how = id, how+"="+f.Value+" (preset)"
+			v, how, hf = id, how+"="+f.Value+" (preset)", true
 		}
-		r.addModel(cd, d, modelClaim{value: v, hf: true, conf: confDeclared, how: how, locator: f.Locator})
+		r.addModel(cd, d, modelClaim{value: v, hf: hf, conf: confDeclared, how: how, locator: f.Locator})
 	}
 	for _, p := range r.pairs {
 		if p.Name != f.Name {
@@ -1266,31 +1285,36 @@ func (r *rules) defaultClaims(cd *compDetect, fields []schemas.Field) {
 // isClient reports whether a container talks to a model server elsewhere
 // rather than serving: it runs an engine's client command (vllm bench), or
 // passes a client flag (--base-url, --target) or env (OPENAI_BASE_URL).
-func (r *rules) isClient(ct *schemas.Container, invs []Invocation) bool {
+// heads holds each invocation's rule matches.
+func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invInfo) bool {
 	for ii := range invs {
-		inv := &invs[ii]
-		if inv.Program != "" {
-			head, _ := invocationHead(inv, 0)
-			for _, rt := range r.runtimes {
-				for _, p := range rt.clients {
-					if p.re.MatchString(head) {
-						return true
-					}
-				}
-			}
+		if heads[ii].client {
+			return true
 		}
-		for _, f := range inv.Flags {
+		for _, f := range invs[ii].Flags {
 			if r.clientFlags[f.Name] {
 				return true
 			}
 		}
 	}
 	for _, e := range ct.Env {
-		for _, re := range r.clientEnv {
-			if re.MatchString(e.Name) {
-				return true
-			}
+		if r.cache.clientEnv(r, e.Name) {
+			return true
 		}
 	}
 	return false
+}
+
+// invocationInfos is what the per-invocation rules say of each of invs.
+func (r *rules) invocationInfos(invs []Invocation, sc *scratch) []*invInfo {
+	out := sc.infos.take(len(invs))
+	for ii := range invs {
+		info := noInv
+		if invs[ii].Program != "" {
+			head, _ := invocationHead(&invs[ii], r.invWords)
+			info = r.cache.invocation(r, head)
+		}
+		out = append(out, info)
+	}
+	return out
 }

@@ -232,7 +232,8 @@ func (d *detection) strongModel() bool {
 // named without it.
 func withoutUserinfo(v string) string {
 	scheme, rest, ok := strings.Cut(v, "://")
-	if !ok {
+	if !ok || strings.EqualFold(scheme, "oci") {
+		// An image reference has no user part: "@" starts a digest.
 		return v
 	}
 	host, path, _ := strings.Cut(rest, "/")

@@ -480,7 +480,9 @@ type rules struct {
 	// headWords is how many words of a command line the launch patterns can
 	// look at (0: any number); the match cache keys on that many, so that
 	// "vllm serve" with a thousand different models is one entry.
-	headWords        int
+	headWords int
+	// invWords is the same for the download and client patterns.
+	invWords         int
 	byName           map[string]*runtimeRule
 	kindPurpose      map[string]string
 	notRuntimes      []notRuntime
@@ -782,6 +784,16 @@ func compileRules(rs RuleSet) (*rules, error) {
 		return nil, err
 	}
 	r.headWords = headWords(r.runtimes)
+	var inv [][]pattern
+	for _, rt := range r.runtimes {
+		inv = append(inv, rt.clients)
+	}
+	for _, d := range r.downloads {
+		if d.command != nil {
+			inv = append(inv, []pattern{{re: d.command}})
+		}
+	}
+	r.invWords = patternWords(inv...)
 	return r, nil
 }
 
@@ -857,17 +869,25 @@ func (r *rules) ignoredModel(v string) bool {
 // closing "( |$)" matches the end of a head cut there). A pattern that could match across any number
 // of words (\s, a dot repeated, a negated class) makes it 0: no bound.
 func headWords(rts []*runtimeRule) int {
-	most := 0
+	var sets [][]pattern
 	for _, rt := range rts {
-		for _, ps := range [][]pattern{rt.commands, rt.argsOnly} {
-			for _, p := range ps {
-				src := p.re.String()
-				if strings.Contains(src, `\s`) || strings.Contains(src, ".*") || strings.Contains(src, ".+") ||
-					strings.Contains(src, "[^") || strings.Contains(src, `\W`) || strings.Contains(src, "{") {
-					return 0
-				}
-				most = max(most, strings.Count(src, " ")+1)
+		sets = append(sets, rt.commands, rt.argsOnly)
+	}
+	return patternWords(sets...)
+}
+
+// patternWords is how many words of a head the patterns can look at (0: no
+// bound); see headWords.
+func patternWords(sets ...[]pattern) int {
+	most := 0
+	for _, ps := range sets {
+		for _, p := range ps {
+			src := p.re.String()
+			if strings.Contains(src, `\s`) || strings.Contains(src, ".*") || strings.Contains(src, ".+") ||
+				strings.Contains(src, "[^") || strings.Contains(src, `\W`) || strings.Contains(src, "{") {
+				return 0
 			}
+			most = max(most, strings.Count(src, " ")+1)
 		}
 	}
 	return most

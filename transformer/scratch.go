@@ -23,6 +23,7 @@ type scratch struct {
 	propHdr slab[[]cdx.Property]
 	strHdr  slab[[]string]
 	ints    slab[int32]
+	infos   slab[*invInfo]
 	meta    metaBlock
 	out     []byte
 
@@ -70,6 +71,7 @@ func (s *scratch) reset() {
 	s.propHdr.reset()
 	s.strHdr.reset()
 	s.ints.reset()
+	s.infos.reset()
 	if cap(s.out) > maxScratchOut {
 		s.out = nil
 	}
@@ -220,6 +222,8 @@ func (c *compDetect) reset() {
 		images:        c.images,
 		backendProofs: trunc(c.backendProofs),
 		engineProofs:  trunc(c.engineProofs),
+		pending:       trunc(c.pending),
+		downloads:     trunc(c.downloads),
 	}
 }
 

@@ -34,14 +34,15 @@ type pendingClaim struct {
 	ct    *schemas.Container
 }
 
-// downloads reads the download commands among one container's invocations,
-// and the container itself when its image is a download rule's (an
-// args-only storage initializer).
-func (r *rules) findDownloads(ct *schemas.Container, x *ctrScope, invs []Invocation) []download {
+// findDownloads appends to out the download commands among one
+// container's invocations (heads holds their rule matches), and the
+// container itself when its image is a download rule's (an args-only
+// storage initializer).
+func (r *rules) findDownloads(out []download, ct *schemas.Container, x *ctrScope, invs []Invocation, heads []*invInfo) []download {
 	if len(r.downloads) == 0 {
-		return nil
+		return out
 	}
-	var out []download
+	first := len(out)
 	cwd := ""
 	for ii := range invs {
 		inv := &invs[ii]
@@ -49,18 +50,20 @@ func (r *rules) findDownloads(ct *schemas.Container, x *ctrScope, invs []Invocat
 			cwd = joinPath(cwd, inv.Positionals[0].Text)
 			continue
 		}
-		head, _ := invocationHead(inv, 0)
-		for i := range r.downloads {
-			dr := &r.downloads[i]
-			switch {
-			case dr.command != nil:
-				if inv.Program == "" || !dr.command.MatchString(head) {
-					continue
+		var rule *downloadRule
+		switch {
+		case len(heads[ii].downloads) > 0:
+			rule = heads[ii].downloads[0]
+		case inv.Program == "" && ii == 0 && x.img != nil:
+			for i := range r.downloads {
+				if dr := &r.downloads[i]; dr.image != nil && dr.image.MatchString(x.img.name) {
+					rule = dr
+					break
 				}
-			case inv.Program != "" || ii > 0 || x.img == nil || !dr.image.MatchString(x.img.name):
-				continue
 			}
-			if dl, ok := r.readDownload(dr, inv, x); ok {
+		}
+		if rule != nil {
+			if dl, ok := r.readDownload(rule, inv, x); ok {
 				if dl.dest != "" {
 					dl.dest = joinPath(cwd, dl.dest)
 					dl.claim.path = dl.dest
@@ -68,12 +71,11 @@ func (r *rules) findDownloads(ct *schemas.Container, x *ctrScope, invs []Invocat
 				dl.ct = ct
 				out = append(out, dl)
 			}
-			break
 		}
 		// git checkout REV pins what an earlier git clone of this
 		// container fetched.
 		if inv.Program != "" && strings.HasSuffix(inv.Program, "git") && len(inv.Positionals) >= 2 && inv.Positionals[0].Text == "checkout" {
-			for k := len(out) - 1; k >= 0; k-- {
+			for k := len(out) - 1; k >= first; k-- {
 				if out[k].claim.how == "download git-clone" {
 					out[k].claim.revision = inv.Positionals[1].Text
 					break
@@ -243,17 +245,18 @@ func within(p, dir string) bool {
 
 // linkClaim resolves a local path a server is given to where it comes
 // from: an image volume mounted there, or a download into it. ok is false
-// when the claim is no local path or nothing in the component fills it.
-func (r *rules) linkClaim(c *schemas.Component, pc *pendingClaim, dls []download) (modelClaim, bool) {
+// when the claim is no local path or nothing in the component fills it;
+// linked is the index in dls of the download it was linked to, -1 when none.
+func (r *rules) linkClaim(c *schemas.Component, pc *pendingClaim, dls []download) (out modelClaim, ok bool, linked int) {
 	m := pc.claim
 	v := strings.TrimSpace(m.value)
 	if !strings.HasPrefix(v, "/") || unresolvedRef(v) {
-		return m, false
+		return m, false, -1
 	}
 	vol, rel, mounted := onVolume(pc.ct, v)
 	for k := len(dls) - 1; k >= 0; k-- {
 		dl := &dls[k]
-		if dl.dest == "" || dl.ct == pc.ct && dl.claim.locator == m.locator {
+		if dl.dest == "" {
 			continue
 		}
 		linked := false
@@ -266,18 +269,18 @@ func (r *rules) linkClaim(c *schemas.Component, pc *pendingClaim, dls []download
 			out := dl.claim
 			out.path, out.pathLocator = v, m.locator
 			out.simulated = m.simulated
-			return out, true
+			return out, true, k
 		}
 	}
 	if mounted {
 		for _, vv := range c.Volumes {
 			if vv.Name == vol && vv.Image != "" {
 				return modelClaim{value: "oci://" + vv.Image, conf: m.conf, how: m.how + " on image volume " + vv.Name,
-					locator: vv.Locator, path: v, pathLocator: m.locator, simulated: m.simulated}, true
+					locator: vv.Locator, path: v, pathLocator: m.locator, simulated: m.simulated}, true, -1
 			}
 		}
 	}
-	return m, false
+	return m, false, -1
 }
 
 // volumeClaims are the image volumes a component's containers mount that
