@@ -15,11 +15,10 @@ import (
 type matchCache struct {
 	parsed sync.Map    // string -> *parsedImage
 	images sync.Map    // string -> *imageInfo
-	heads  sync.Map    // headKey -> []headMatch
+	heads  sync.Map    // headKey -> *invInfo
 	words  sync.Map    // string -> *wordInfo
 	models [2]sync.Map // model value -> *modelInfo, for hf false and true
 	shells sync.Map    // script -> *shellScript
-	invs   sync.Map    // invocation head -> *invInfo
 	envs   sync.Map    // env name -> bool: a client's env
 	n      atomic.Int64
 }
@@ -156,14 +155,25 @@ func (c *matchCache) image(r *rules, name string) *imageInfo {
 	return info
 }
 
-// head returns the launch patterns matching an invocation head: commands, or
-// args-only patterns when the container gives no command.
-func (c *matchCache) head(r *rules, head string, argsOnly bool) []headMatch {
+// invInfo is what the rules say of one invocation head: the launch
+// patterns it matches (commands, or args-only patterns when the container
+// gives no command), and, for a command, the download rules it matches and
+// whether it is an engine's client command.
+type invInfo struct {
+	matches   []headMatch
+	downloads []*downloadRule
+	client    bool
+}
+
+var noInv = &invInfo{}
+
+// head returns what the rules say of an invocation head.
+func (c *matchCache) head(r *rules, head string, argsOnly bool) *invInfo {
 	k := headKey{head, argsOnly}
 	if v, ok := c.heads.Load(k); ok {
-		return v.([]headMatch)
+		return v.(*invInfo)
 	}
-	var out []headMatch
+	var info invInfo
 	for _, rt := range r.runtimes {
 		pats := rt.commands
 		if argsOnly {
@@ -171,10 +181,26 @@ func (c *matchCache) head(r *rules, head string, argsOnly bool) []headMatch {
 		}
 		for _, p := range pats {
 			if m := p.re.FindString(head); m != "" {
-				out = append(out, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m)})
+				info.matches = append(info.matches, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m)})
 				break
 			}
 		}
+		if !argsOnly {
+			for _, p := range rt.clients {
+				info.client = info.client || p.re.MatchString(head)
+			}
+		}
+	}
+	if !argsOnly {
+		for i := range r.downloads {
+			if dr := &r.downloads[i]; dr.command != nil && dr.command.MatchString(head) {
+				info.downloads = append(info.downloads, dr)
+			}
+		}
+	}
+	out := &info
+	if len(info.matches) == 0 && len(info.downloads) == 0 && !info.client {
+		out = noInv
 	}
 	c.store(&c.heads, k, out)
 	return out
@@ -262,42 +288,6 @@ func (c *matchCache) shell(src string) *shellScript {
 	s := parseShell(src)
 	c.store(&c.shells, src, s)
 	return s
-}
-
-// invInfo is what the per-invocation rules say of one invocation head: the
-// download rules it matches and whether it is an engine's client command.
-type invInfo struct {
-	downloads []*downloadRule
-	client    bool
-}
-
-var noInv = &invInfo{}
-
-// invocation returns what the download and client rules find in a head
-// (invocationHead bound to rules.invWords words).
-func (c *matchCache) invocation(r *rules, head string) *invInfo {
-	if v, ok := c.invs.Load(head); ok {
-		return v.(*invInfo)
-	}
-	var info invInfo
-	for i := range r.downloads {
-		if dr := &r.downloads[i]; dr.command != nil && dr.command.MatchString(head) {
-			info.downloads = append(info.downloads, dr)
-		}
-	}
-	for _, rt := range r.runtimes {
-		for _, p := range rt.clients {
-			info.client = info.client || p.re.MatchString(head)
-		}
-	}
-	out := &info
-	if len(info.downloads) == 0 && !info.client {
-		out = noInv
-	}
-	if len(head) <= maxCachedWord {
-		c.store(&c.invs, head, out)
-	}
-	return out
 }
 
 // clientEnv reports whether an env name marks a client of a server

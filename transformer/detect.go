@@ -526,8 +526,8 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 			}
 		}
 	}
-	heads := r.invocationInfos(invs, cd.sc)
-	client := r.isClient(ct, invs, heads)
+	infos := r.invocationInfos(invs, cd.sc)
+	client := r.isClient(ct, invs, infos)
 	if ct.Image == "" {
 		d.noImage = append(d.noImage, ct.Locator)
 	} else {
@@ -592,7 +592,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 	for ii := range invs {
 		inv := &invs[ii]
 		if simulator == "" && !client {
-			r.commandClaims(cd, x, inv, argsOnly && inv.Program == "" && ii == 0, &models)
+			r.commandClaims(cd, x, inv, infos[ii], argsOnly && inv.Program == "" && ii == 0, &models)
 		}
 		if argsOnly && inv.Program == "" && ii == 0 {
 			// Flags that name the model only for an engine, when the
@@ -698,7 +698,7 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		m.weak = m.weak || client
 		cd.pending = append(cd.pending, pendingClaim{claim: m, ct: ct})
 	}
-	cd.downloads = r.findDownloads(cd.downloads, ct, x, invs, heads)
+	cd.downloads = r.findDownloads(cd.downloads, ct, x, invs, infos)
 }
 
 // listFlagModels reads the models a list flag names: its value and the
@@ -826,11 +826,11 @@ func (r *rules) flagRole(cd *compDetect, f Flag) {
 // imageClaims: image patterns give an inferred runtime, its version from the tag
 // or a repository capture, and maybe a backend.
 func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
+	x.matches = info.matches
 	for _, m := range info.matches {
 		rt := m.rule
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		x.imageHits = append(x.imageHits, rt.Name)
-		x.matches = append(x.matches, m)
 		v, variant, how := x.imageVersion(m)
 		if v != "" {
 			h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
@@ -844,12 +844,14 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 // commandClaims matches one invocation against the launch commands, the
 // args-only patterns (for the first invocation of an args-only container whose
 // image is the engine's) and takes positional models.
-func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, argsOnly bool, models *[]modelClaim) {
-	head, src := invocationHead(inv, r.headWords)
-	if head == "" {
-		return
+func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info *invInfo, argsOnly bool, models *[]modelClaim) {
+	src := 0
+	if inv.Program != "" {
+		src = inv.ProgramSrc
+	} else if len(inv.Words) > 0 {
+		src = inv.Words[0].Src
 	}
-	for _, hm := range r.cache.head(r, head, inv.Program == "") {
+	for _, hm := range info.matches {
 		rt, p := hm.rule, hm.pattern
 		if inv.Program == "" && (!argsOnly || !x.imageHit(rt.Name)) {
 			continue
@@ -1305,16 +1307,15 @@ func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invI
 	return false
 }
 
-// invocationInfos is what the per-invocation rules say of each of invs.
+// invocationInfos is what the rules say of the head of each of invs.
 func (r *rules) invocationInfos(invs []Invocation, sc *scratch) []*invInfo {
-	out := sc.infos.take(len(invs))
+	infos := sc.infos.take(len(invs))
 	for ii := range invs {
 		info := noInv
-		if invs[ii].Program != "" {
-			head, _ := invocationHead(&invs[ii], r.invWords)
-			info = r.cache.invocation(r, head)
+		if head, _ := invocationHead(&invs[ii], r.headWords); head != "" {
+			info = r.cache.head(r, head, invs[ii].Program == "")
 		}
-		out = append(out, info)
+		infos = append(infos, info)
 	}
-	return out
+	return infos
 }

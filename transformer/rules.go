@@ -477,12 +477,11 @@ type roleRule struct {
 
 type rules struct {
 	runtimes []*runtimeRule
-	// headWords is how many words of a command line the launch patterns can
-	// look at (0: any number); the match cache keys on that many, so that
-	// "vllm serve" with a thousand different models is one entry.
-	headWords int
-	// invWords is the same for the download and client patterns.
-	invWords         int
+	// headWords is how many words of a command line the launch, client
+	// and download patterns can look at (0: any number); the match caches
+	// key on that many, so that "vllm serve" with a thousand different
+	// models is one entry.
+	headWords        int
 	byName           map[string]*runtimeRule
 	kindPurpose      map[string]string
 	notRuntimes      []notRuntime
@@ -783,17 +782,16 @@ func compileRules(rs RuleSet) (*rules, error) {
 	if err := r.compileDownloads(rs.Downloads); err != nil {
 		return nil, err
 	}
-	r.headWords = headWords(r.runtimes)
-	var inv [][]pattern
+	var sets [][]pattern
 	for _, rt := range r.runtimes {
-		inv = append(inv, rt.clients)
+		sets = append(sets, rt.commands, rt.argsOnly, rt.clients)
 	}
 	for _, d := range r.downloads {
 		if d.command != nil {
-			inv = append(inv, []pattern{{re: d.command}})
+			sets = append(sets, []pattern{{re: d.command}})
 		}
 	}
-	r.invWords = patternWords(inv...)
+	r.headWords = headWords(sets...)
 	return r, nil
 }
 
@@ -864,21 +862,12 @@ func (r *rules) ignoredModel(v string) bool {
 	return false
 }
 
-// headWords is how many words of a command line the launch patterns can
-// match: one more than the most literal spaces in a pattern (a pattern's
-// closing "( |$)" matches the end of a head cut there). A pattern that could match across any number
-// of words (\s, a dot repeated, a negated class) makes it 0: no bound.
-func headWords(rts []*runtimeRule) int {
-	var sets [][]pattern
-	for _, rt := range rts {
-		sets = append(sets, rt.commands, rt.argsOnly)
-	}
-	return patternWords(sets...)
-}
-
-// patternWords is how many words of a head the patterns can look at (0: no
-// bound); see headWords.
-func patternWords(sets ...[]pattern) int {
+// headWords is how many words of a command line the patterns can match:
+// one more than the most literal spaces in a pattern (a pattern's closing
+// "( |$)" matches the end of a head cut there). A pattern that could match
+// across any number of words (\s, a dot repeated, a negated class) makes it
+// 0: no bound.
+func headWords(sets ...[]pattern) int {
 	most := 0
 	for _, ps := range sets {
 		for _, p := range ps {
