@@ -25,22 +25,39 @@
 // is held until confirmed, and a workload its source cannot see (a kind that
 // failed to list) is never tombstoned.
 //
-// A workload may name other objects: a NIMService its NIMCache (profile
-// links), a pod the ConfigMaps it mounts (profile volumes), which may list
-// LoRA adapters. NormalizeWith sees them through a Lookup (the manifest
-// source's documents, or the cluster's informer caches) and copies what they
-// contribute into the Inputs as fields whose locators name the linked object,
-// so that editing the ConfigMap is a change of the workload. Secrets are
-// never looked up.
+// A workload may read other objects (link.go, claim.go): a NIMService its
+// NIMCache, an InferenceService the KServe runtime it names or KServe
+// selects for its model format (whose containers join its predictor), a
+// pod the ConfigMaps it mounts, which may list LoRA adapters (profile
+// links); a Seldon Server the Models bound to it by name or by the
+// capabilities their requirements need (profile bound); an Argo Rollout
+// the Deployment its workloadRef names, which becomes part of it and has
+// no BOM of its own (profile claims: ownership from that fact, never from
+// a kind alone). NormalizeWith sees them through a Lookup (the manifest
+// source's documents, or what the cluster source keeps of the kinds others
+// read) and copies what they contribute into the Inputs with locators that
+// name the linked object, so that editing it is a change of the workload.
+// Secrets are never looked up.
+//
+// A pod's volumes that can carry a model are inputs too (volume.go): image
+// volumes, and volumes more than one container mounts (a model an init
+// container downloads for the server), with the containers' mounts of
+// them; the transformer follows a server's model path through them.
 //
 // Kind profiles are data. The built-in table (profiles.yaml, embedded) covers
-// the Kubernetes workloads, Dynamo, LeaderWorkerSet, DisaggregatedSet, KServe,
-// the NIM operator and the vLLM production stack, and lists the kinds that are
-// not workloads. Config.ProfilesFile adds kinds or replaces built-in ones
-// without a release; the Go code only interprets the table. Normalize reports
-// a kind it has no profile for with ErrUnknownKind, and an object with no BOM
-// of its own (a Service, a KServe runtime template, a ReplicaSet controlled by
-// a Deployment) with ErrNotWorkload.
+// the Kubernetes workloads, Dynamo and Grove, LeaderWorkerSet,
+// DisaggregatedSet, KServe, Knative Serving, the NIM operator, the vLLM
+// production stack, KubeAI, KAITO, KubeRay, Seldon Core 2 and Argo Rollouts,
+// and lists the kinds that are not workloads. Config.ProfilesFile adds kinds
+// or replaces built-in ones without a release; the Go code only interprets
+// the table. An object of a kind no profile describes (or of a version its
+// profile does not read) that holds pod templates is read by them, with
+// the generic profile (generic.go); one that holds none is ErrUnknownKind.
+// An object with no BOM of its own (a Service, a KServe runtime template, a
+// ReplicaSet controlled by a Deployment) is ErrNotWorkload. In a cluster, a
+// pod whose owner chain ends at a kind with no profile belongs to that
+// owner, known by its owner references alone (Normalizer.Generic), and is
+// reported when it may serve (Normalizer.MayServe).
 //
 // Secrets never leave Normalize. Everything is kept by allow-list:
 //

@@ -23,8 +23,21 @@
 //	       roles       structural roles, refined by flags, args and labels
 //	       settings    tensor/pipeline parallel size, quantization, ...
 //	       models      flags, positionals, env, fields (a linked NIMCache's, the
-//	                   LoRA adapters of a mounted ConfigMap), images named
-//	                   after the model they bake in (NIM, models.images)
+//	                   LoRA adapters of a mounted ConfigMap, a preset's
+//	                   catalog id), images named after the model they bake
+//	                   in (NIM, models.images); a local path the server
+//	                   loads is named by its source (source.go): the image
+//	                   volume mounted there, or what a download command
+//	                   (huggingface-cli, hf, snapshot_download, git clone,
+//	                   aws s3 cp, s5cmd, gsutil, gcloud storage, KServe's
+//	                   storage initializer and modelcar) put there, through
+//	                   the volumes the containers share
+//	       clients     a container that talks to a server elsewhere (vllm
+//	                   bench, --base-url, OPENAI_BASE_URL) serves nothing:
+//	                   no runtime from its image, its models stand for
+//	                   nothing on their own
+//	       defaults    the runtime an operator runs when its object names
+//	                   none (KAITO's and Ray Serve LLM's vLLM), inferred
 //	     wrappers (Dynamo, NIM, KServe huggingfaceserver) are paired with the
 //	     engine they run: their backend
 //	  -> merge over the workload                  one runtime per engine, one
@@ -41,7 +54,9 @@
 // is a component of type "application" (an engine is a running server, not a
 // library a program links: CycloneDX's "framework" would misdescribe it);
 // each model is a "machine-learning-model" with a pkg:huggingface purl when its
-// id is a Hugging Face id; each image is a "container" with a pkg:oci purl.
+// id is a Hugging Face id (a pkg:oci purl, with its digest when pinned, when
+// it is an OCI image or artifact), and bomstream:model:path when the
+// server loads it from a local path; each image is a "container" with a pkg:oci purl.
 // Dependencies run workload -> runtimes -> models and workload -> containers; a
 // wrapper depends on the engine it runs; a model no engine uses hangs off the
 // workload.
