@@ -106,3 +106,57 @@ func (n *Normalizer) Claim(in, part *schemas.Inputs) *schemas.Inputs {
 	n.cfg.Bounds.bound(&out)
 	return &out
 }
+
+// Binders: an object bound to a workload (a Seldon Model a Server loads, a
+// TrainedModel loaded into an InferenceService) is part of that workload
+// when one is there to take it; with none, it is reported on its own, so
+// that no model is absent from the inventory because its server is
+// somewhere else.
+
+// binder is a profile whose bound rule takes objects of some kind.
+type binder struct {
+	p *profile
+	b *boundRule
+}
+
+// indexBinders lists, for each bound kind, the profiles that bind it.
+func indexBinders(profiles map[gk]*profile) map[gk][]binder {
+	out := map[gk][]binder{}
+	keys := make([]gk, 0, len(profiles))
+	for k := range profiles {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b gk) int {
+		if a.group != b.group {
+			return compare(a.group, b.group)
+		}
+		return compare(a.kind, b.kind)
+	})
+	for _, k := range keys {
+		p := profiles[k]
+		for i := range p.bound {
+			b := &p.bound[i]
+			g, _ := splitAPIVersion(b.kind.apiVersion)
+			key := gk{g, b.kind.kind}
+			out[key] = append(out[key], binder{p: p, b: b})
+		}
+	}
+	return out
+}
+
+// boundTo names the workload the object obj (of group and kind, in ns)
+// is bound to, if one in lookup takes it: "Server/mlserver".
+func (n *Normalizer) boundTo(group, kind, ns string, obj map[string]any, lookup Lookup) (string, bool) {
+	if lookup == nil {
+		return "", false
+	}
+	for _, bd := range n.binders[gk{group, kind}] {
+		for _, owner := range lookup.List(bd.p.group+"/", bd.p.kind, ns) {
+			w := walker{n: n, root: owner, ns: ns}
+			if name := objName(owner); w.binds(bd.b, obj, name) {
+				return bd.p.kind + "/" + name, true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -51,5 +52,42 @@ func TestStorageURIInFlagEquals(t *testing.T) {
 	_, args := n.args.command([]string{"tool"}, []string{"--src=s3://user:secret@bucket/model", "--key=hunter2"})
 	if args[0] != "--src=s3://REDACTED@bucket/model" || args[1] != "--key=REDACTED" {
 		t.Errorf("args = %q", args)
+	}
+}
+
+// A bound object is part of the workload that takes it, and a workload of
+// its own when none there does: no model is absent from the inventory
+// because its server is installed elsewhere.
+func TestBoundObjectOnItsOwn(t *testing.T) {
+	n := newNormalizer(t, Config{})
+	server := map[string]any{"apiVersion": "mlops.seldon.io/v1alpha1", "kind": "Server",
+		"metadata": map[string]any{"name": "srv", "namespace": "ml"}, "spec": map[string]any{"serverConfig": "mlserver"}}
+	named := seldonModel("ml", "named", map[string]any{"server": "srv"})
+	byReq := seldonModel("ml", "by-req", map[string]any{"requirements": []any{"sklearn"}})
+	orphan := seldonModel("ml", "orphan", map[string]any{"server": "mlserver"})
+	lookup := testLookup{server, named, byReq, orphan}
+	for _, m := range []map[string]any{named, byReq} {
+		_, err := n.NormalizeWith(m, "cluster", lookup)
+		if !errors.Is(err, ErrNotWorkload) || !strings.Contains(err.Error(), "loaded into Server/srv") {
+			t.Errorf("%s: err = %v, want it loaded into Server/srv", objName(m), err)
+		}
+	}
+	in, err := n.NormalizeWith(orphan, "cluster", lookup)
+	if err != nil {
+		t.Fatalf("orphan: %v", err)
+	}
+	if f, ok := in.Field("storageUri"); !ok || f.Value != "gs://models/orphan" {
+		t.Errorf("orphan fields: %+v", in.Fields)
+	}
+	// With no lookup (a cluster source deciding later) it is a workload too.
+	if _, err := n.Normalize(named, "cluster"); err != nil {
+		t.Errorf("no lookup: %v", err)
+	}
+	// The kinds: a Server is read by Models (linked); a Model reads Servers.
+	if k, _ := n.KindOf("mlops.seldon.io", "Server"); !k.Linked || !k.Linking {
+		t.Errorf("Server kind: %+v", k)
+	}
+	if k, _ := n.KindOf("mlops.seldon.io", "Model"); !k.Linked || !k.Linking || !k.Workload {
+		t.Errorf("Model kind: %+v", k)
 	}
 }

@@ -89,6 +89,8 @@ func (n *Normalizer) kindOf(p *profile) Kind {
 		g, _ := splitAPIVersion(b.kind.apiVersion)
 		k.Linking = k.Linking || n.linked[gk{g, b.kind.kind}]
 	}
+	// A bound kind reads its binders, to know whether one takes it.
+	k.Linking = k.Linking || len(n.binders[key]) > 0
 	for v := range p.versions {
 		k.Versions = append(k.Versions, v)
 	}
@@ -116,6 +118,8 @@ func linkedKinds(profiles map[gk]*profile) map[gk]bool {
 		}
 		for _, b := range p.bound {
 			add(b.kind.apiVersion, b.kind.kind)
+			// The binder is read by the objects it binds.
+			add(p.group+"/", p.kind)
 		}
 	}
 	return out

@@ -140,6 +140,7 @@ type Normalizer struct {
 	labelAllow map[string]bool
 	args       *argRedactor
 	claimers   map[gk][]claimer
+	binders    map[gk][]binder
 	linked     map[gk]bool
 	serving    *servingSignature
 }
@@ -166,6 +167,7 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 		envAllow:   map[string]bool{},
 		labelAllow: map[string]bool{},
 		claimers:   indexClaims(profiles),
+		binders:    indexBinders(profiles),
 		linked:     linkedKinds(profiles),
 	}
 	if n.serving, err = newServingSignature(cfg.Serving); err != nil {
@@ -269,6 +271,9 @@ func (n *Normalizer) normalize(obj map[string]any, source string, lookup Lookup,
 		if by, ok := n.claimedBy(group, kind, ns, name, lookup); ok {
 			return nil, &noteError{msg: id + ": part of " + by + ", which names it as its workload", sentinel: ErrNotWorkload}
 		}
+	}
+	if to, ok := n.boundTo(group, kind, ns, obj, lookup); ok {
+		return nil, &noteError{msg: id + ": loaded into " + to + ", reported in its BOM", sentinel: ErrNotWorkload}
 	}
 	uid, _ := md["uid"].(string)
 	if uid == "" {
