@@ -2,6 +2,7 @@ package collector
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -21,18 +22,7 @@ type claimer struct {
 // indexClaims lists, for each claimed kind, the profiles that claim it.
 func indexClaims(profiles map[gk]*profile) map[gk][]claimer {
 	out := map[gk][]claimer{}
-	keys := make([]gk, 0, len(profiles))
-	for k := range profiles {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b gk) int {
-		if a.group != b.group {
-			return compare(a.group, b.group)
-		}
-		return compare(a.kind, b.kind)
-	})
-	for _, k := range keys {
-		p := profiles[k]
+	for _, p := range sortedProfiles(profiles) {
 		for i := range p.claims {
 			c := &p.claims[i]
 			g, _ := splitAPIVersion(c.kind.apiVersion)
@@ -43,14 +33,20 @@ func indexClaims(profiles map[gk]*profile) map[gk][]claimer {
 	return out
 }
 
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// sortedProfiles is the profiles sorted by group and kind, for indexes
+// whose order must not depend on a map's.
+func sortedProfiles(profiles map[gk]*profile) []*profile {
+	out := make([]*profile, 0, len(profiles))
+	for _, p := range profiles {
+		out = append(out, p)
 	}
-	return 0
+	slices.SortFunc(out, func(a, b *profile) int {
+		if c := strings.Compare(a.group, b.group); c != 0 {
+			return c
+		}
+		return strings.Compare(a.kind, b.kind)
+	})
+	return out
 }
 
 // claimName is the name of the object c claims in obj, if it claims one.
@@ -122,18 +118,7 @@ type binder struct {
 // indexBinders lists, for each bound kind, the profiles that bind it.
 func indexBinders(profiles map[gk]*profile) map[gk][]binder {
 	out := map[gk][]binder{}
-	keys := make([]gk, 0, len(profiles))
-	for k := range profiles {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b gk) int {
-		if a.group != b.group {
-			return compare(a.group, b.group)
-		}
-		return compare(a.kind, b.kind)
-	})
-	for _, k := range keys {
-		p := profiles[k]
+	for _, p := range sortedProfiles(profiles) {
 		for i := range p.bound {
 			b := &p.bound[i]
 			g, _ := splitAPIVersion(b.kind.apiVersion)
