@@ -36,6 +36,21 @@ var ErrOwnerCycle = errors.New("owner references form a cycle")
 // gone): the object belongs to a workload that cannot be named.
 var ErrOwnerUnseen = errors.New("owner not seen")
 
+// UnseenOwnerError is RollUp's error when an owner of a known owner kind
+// is not in the lookup (not watched, not synced yet, or gone): Last is the
+// top-most object seen, Owner the reference it names. It wraps
+// ErrOwnerUnseen.
+type UnseenOwnerError struct {
+	Object, Last Object
+	Owner        OwnerRef
+}
+
+func (e *UnseenOwnerError) Error() string {
+	return fmt.Sprintf("roll up %s: %s: %s %s %s", e.Object, ErrOwnerUnseen, e.Owner.APIVersion, e.Owner.Kind, e.Owner.Name)
+}
+
+func (e *UnseenOwnerError) Unwrap() error { return ErrOwnerUnseen }
+
 // maxOwnerDepth bounds the walk up; real chains (Pod, ReplicaSet,
 // Deployment, DynamoComponentDeployment, DynamoGraphDeployment) are shorter.
 const maxOwnerDepth = 16
@@ -71,7 +86,7 @@ func (n *Normalizer) RollUp(o Object, lookup func(uid string) (Object, bool)) (O
 		seen[ref.UID] = true
 		next, ok := lookup(ref.UID)
 		if !ok {
-			return Object{}, fmt.Errorf("roll up %s: %w: %s %s %s", o, ErrOwnerUnseen, ref.APIVersion, ref.Kind, ref.Name)
+			return Object{}, &UnseenOwnerError{Object: o, Last: cur, Owner: *ref}
 		}
 		cur = next
 	}

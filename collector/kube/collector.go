@@ -555,7 +555,13 @@ func (s *session) lookupLocked(uid string) (collector.Object, bool) {
 // cannot be named yet (its owner is not seen) or the owners loop.
 func (s *session) topLocked(o *object) string {
 	top, err := s.c.norm.RollUp(s.refLocked(o), s.lookupLocked)
-	if err != nil {
+	var unseen *collector.UnseenOwnerError
+	switch {
+	case errors.As(err, &unseen) && s.genericKind(unseen.Owner.APIVersion, unseen.Owner.Kind):
+		// An owner of a kind with a profile, but no watch to read it:
+		// the owner is reported generically, by its reference.
+		return unseen.Owner.UID
+	case err != nil:
 		if errors.Is(err, collector.ErrOwnerCycle) {
 			s.c.log.Warn("skipped", zap.Error(err))
 		}
@@ -654,7 +660,7 @@ func (s *session) desired(ctx context.Context) ([]schemas.WorkloadChange, []stri
 	s.mu.Lock()
 	var need []string
 	for uid, o := range s.objs {
-		if o.metaOnly && !o.rolledUp && s.fetched[uid] == nil {
+		if s.fetched[uid] == nil && s.needsFetchLocked(o) {
 			need = append(need, uid)
 		}
 	}
@@ -774,7 +780,7 @@ func (s *session) ensureFetched(ctx context.Context, uids []string) error {
 				r = w.res
 			}
 		}
-		need := o != nil && o.metaOnly && !o.rolledUp && s.fetched[uid] == nil && r.gvr.Resource != ""
+		need := o != nil && s.fetched[uid] == nil && r.gvr.Resource != "" && s.needsFetchLocked(o)
 		s.mu.Unlock()
 		if !need {
 			continue
@@ -788,6 +794,11 @@ func (s *session) ensureFetched(ctx context.Context, uids []string) error {
 			continue
 		}
 		tf := transformer{norm: s.c.norm, apiVersion: r.gvr.GroupVersion().String(), kind: r.kind}
+		if o.rolledUp {
+			// Part of an owner no watch reads: read for that owner's
+			// generic workload, as if it had no owner.
+			u.SetOwnerReferences(nil)
+		}
 		full := tf.fromMap(u, u.Object)
 		s.mu.Lock()
 		s.fetched[uid] = full

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
 	"github.com/bomstream/bomstream/schemas"
@@ -58,15 +60,35 @@ func TestGenericOwners(t *testing.T) {
 	w3 := h.widget(ns, "w3")
 	h.pod(ns, "w3-abc12", ownedBy(w3), podTemplate("w3", "nginx:1.27"))
 
+	// A StatefulSet of a kind with a profile whose CRD this cluster does
+	// not serve (a KAITO Workspace): no watch can read the owner, so it is
+	// reported by its reference too, not lost.
+	sts := podTemplate("ws", "vllm/vllm-openai:v0.10.1", "--model", "Qwen/Qwen3-0.6B")
+	rep := int32(1)
+	if _, err := h.env.Client.AppsV1().StatefulSets(ns).Create(h.ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "ws", OwnerReferences: controller("kaito.sh/v1beta1", "Workspace", "ws", types.UID("9a8b7c6d-0000-4000-8000-000000000001"))},
+		Spec:       appsv1.StatefulSetSpec{Replicas: &rep, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "ws"}}, Template: sts},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	r := h.start(h.config(), nil, nil)
-	k1, k2, k3 := ns+"/Widget/w1", ns+"/Widget/w2", ns+"/Widget/w3"
-	eventually(t, "the events of w1 and w2", 20*time.Second, func() bool { return len(h.rec.of(k1)) == 1 && len(h.rec.of(k2)) == 1 })
+	k1, k2, k3, k4 := ns+"/Widget/w1", ns+"/Widget/w2", ns+"/Widget/w3", ns+"/Workspace/ws"
+	eventually(t, "the events of w1, w2 and ws", 20*time.Second, func() bool {
+		return len(h.rec.of(k1)) == 1 && len(h.rec.of(k2)) == 1 && len(h.rec.of(k4)) == 1
+	})
 	evs := h.quiet(0)
-	if len(evs) != 2 {
-		t.Fatalf("events = %s, want exactly %s and %s (no Deployment, ReplicaSet or pod of their own, nothing for %s)", keys(evs), k1, k2, k3)
+	if len(evs) != 3 {
+		t.Fatalf("events = %s, want exactly %s, %s and %s (no Deployment, StatefulSet, ReplicaSet or pod of their own, nothing for %s)", keys(evs), k1, k2, k4, k3)
+	}
+	if in := h.rec.of(k4)[0].Data.Inputs; in.Profile != schemas.ProfileGeneric || in.Workload.UID != "9a8b7c6d-0000-4000-8000-000000000001" {
+		t.Errorf("the unwatched Workspace: profile %q, identity %+v", in.Profile, in.Workload)
 	}
 	for _, ev := range evs {
 		in := ev.Data.Inputs
+		if ev.Subject == k4 {
+			continue
+		}
 		if in.Profile != schemas.ProfileGeneric || in.Workload.APIVersion != "inference.example.com/v1" || in.Workload.Kind != "Widget" {
 			t.Errorf("%s: profile %q, identity %+v", ev.Subject, in.Profile, in.Workload)
 		}

@@ -123,13 +123,27 @@ func (s *session) refLocked(o *object) collector.Object {
 }
 
 // genericChild reports whether o is controlled by an owner of a kind no
-// profile describes: it belongs to that owner's generic workload.
+// profile describes, or of one no watch reads (its CRD serves no version
+// the profile reads): it belongs to that owner's generic workload.
 func (s *session) genericChild(o *object) bool {
 	if o.owner == nil {
 		return false
 	}
-	_, known := s.c.norm.KindOf(groupOf(o.owner.APIVersion), o.owner.Kind)
-	return !known
+	return s.genericKind(o.owner.APIVersion, o.owner.Kind)
+}
+
+// genericKind reports a kind the session reports generically: no profile
+// describes it, or its profile's kind is not watched.
+func (s *session) genericKind(apiVersion, kind string) bool {
+	group := groupOf(apiVersion)
+	k, known := s.c.norm.KindOf(group, kind)
+	if !known {
+		return true
+	}
+	if !k.Owner {
+		return false
+	}
+	return s.watches[collector.Kind{Group: group, Kind: kind}.String()] == nil
 }
 
 // topLevelLocked reports whether o is a workload of its own here: not
@@ -201,14 +215,33 @@ func (s *session) inputsLocked(o, base *object) (*schemas.Inputs, []string, bool
 	return in, roots, true
 }
 
-// genericKidsLocked are the watched objects an owner of no known kind
-// controls, with the owner reference they name it by.
+// needsFetchLocked reports an object whose inputs need a GET: a
+// top-level one watched as metadata only (a ReplicaSet no Deployment
+// controls), or a workload whose owner's kind has a profile but no watch,
+// which the transform took for rolled up and did not read.
+func (s *session) needsFetchLocked(o *object) bool {
+	switch {
+	case o.metaOnly && !o.rolledUp:
+		return true
+	case o.rolledUp && o.inputs == nil && s.genericChild(o):
+		k, _ := s.c.norm.KindOf(groupOf(o.APIVersion), o.Kind)
+		return k.Workload
+	}
+	return false
+}
+
+// genericKidsLocked are the watched objects an owner of no known kind (or
+// of a kind no watch reads) controls, with the owner reference they name
+// it by.
 func (s *session) genericKidsLocked(owner string) ([]*object, *collector.OwnerRef) {
 	var kids []*object
 	var ref *collector.OwnerRef
 	for _, uid := range s.children[owner] {
 		o := s.objs[uid]
-		if o == nil || !s.genericChild(o) || !s.inScopeLocked(o) || o.rolledUp {
+		if o == nil || !s.genericChild(o) || !s.inScopeLocked(o) {
+			continue
+		}
+		if k, _ := s.c.norm.KindOf(groupOf(o.APIVersion), o.Kind); !k.Workload {
 			continue
 		}
 		kids = append(kids, o)
@@ -229,7 +262,7 @@ func (s *session) genericEventLocked(owner string, now time.Time) (schemas.Workl
 	var parts []*schemas.Inputs
 	for _, k := range kids {
 		base := k
-		if k.metaOnly {
+		if k.metaOnly || k.inputs == nil {
 			base = s.fetched[string(k.UID)]
 		}
 		if base == nil {
@@ -264,7 +297,7 @@ func (s *session) genericOwnersLocked() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, o := range s.objs {
-		if s.genericChild(o) && !o.rolledUp && s.inScopeLocked(o) && !seen[o.owner.UID] {
+		if s.genericChild(o) && s.inScopeLocked(o) && !seen[o.owner.UID] {
 			seen[o.owner.UID] = true
 			out = append(out, o.owner.UID)
 		}
