@@ -40,6 +40,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collector/manifest/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedactCommand$$' -fuzztime $(FUZZTIME) ./collector/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedactText$$' -fuzztime $(FUZZTIME) ./schemas/
+	$(GO) test -run '^$$' -fuzz '^FuzzPythonCalls$$' -fuzztime $(FUZZTIME) ./schemas/
 
 # bench: every benchmark; the pipeline ones on BENCH_N workloads (the issue's
 # full size is BENCH_N=100000, about ten minutes on two cores).

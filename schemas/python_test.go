@@ -186,3 +186,26 @@ func TestPythonCallsFixes(t *testing.T) {
 		t.Errorf("round trip of %q: %+v", text, c)
 	}
 }
+
+// FuzzPythonCalls: what the collector keeps of a python -c script never
+// panics, reads back as the same calls (names, and the literal values
+// kept), and a second pass changes nothing.
+func FuzzPythonCalls(f *testing.F) {
+	for _, s := range []string{
+		"", "snapshot_download(", `snapshot_download(repo_id="org/x", revision='abc', local_dir="/m", token="hf_` + strings.Repeat("x", 30) + `")`,
+		`hf_hub_download(repo, "f.json")`, `snapshot_download(r'a\nb', "x" + y)`, `snapshot_download("a\"b", ("c", "d"))`,
+		`x=snapshot_download(repo_id="o/n");snapshot_download(**kw)`,
+	} {
+		f.Add(s)
+	}
+	names, keep := []string{"snapshot_download", "hf_hub_download"}, []string{"repo_id", "revision", "local_dir"}
+	f.Fuzz(func(t *testing.T, src string) {
+		text := PythonCallsText(src, names, keep)
+		if again := PythonCallsText(text, names, keep); again != text {
+			t.Fatalf("not stable: %q -> %q -> %q", src, text, again)
+		}
+		if got, want := len(PythonCalls(text, names)), len(PythonCalls(src, names)); got != want {
+			t.Fatalf("%q keeps %d calls of %d: %q", src, got, want, text)
+		}
+	})
+}
