@@ -1,7 +1,14 @@
 GO       ?= go
 BIN      ?= bin/bomstream
 PKGS     ?= ./...
-FUZZTIME ?= 10s
+# FUZZTIME is a count of executions per target, not a duration: Go's fuzz
+# coordinator can fail a duration budget whose deadline lands while a worker
+# minimizes a new input ("context deadline exceeded", no input written), and
+# a count has no deadline to race. New inputs are minimized for at most
+# FUZZMINTIME, so a large cached corpus does not stall a run.
+FUZZTIME    ?= 100000x
+FUZZMINTIME ?= 2s
+FUZZ         = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME)
 
 .PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak image
 
@@ -35,12 +42,12 @@ lint:
 	$(GO) vet $(PKGS)
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseImage$$' -fuzztime $(FUZZTIME) ./transformer/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./transformer/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collector/manifest/
-	$(GO) test -run '^$$' -fuzz '^FuzzRedactCommand$$' -fuzztime $(FUZZTIME) ./collector/
-	$(GO) test -run '^$$' -fuzz '^FuzzRedactText$$' -fuzztime $(FUZZTIME) ./schemas/
-	$(GO) test -run '^$$' -fuzz '^FuzzPythonCalls$$' -fuzztime $(FUZZTIME) ./schemas/
+	$(FUZZ) -fuzz '^FuzzParseImage$$' ./transformer/
+	$(FUZZ) -fuzz '^FuzzParseArgs$$' ./transformer/
+	$(FUZZ) -fuzz '^FuzzParse$$' ./collector/manifest/
+	$(FUZZ) -fuzz '^FuzzRedactCommand$$' ./collector/
+	$(FUZZ) -fuzz '^FuzzRedactText$$' ./schemas/
+	$(FUZZ) -fuzz '^FuzzPythonCalls$$' ./schemas/
 
 # bench: every benchmark; the pipeline ones on BENCH_N workloads (the issue's
 # full size is BENCH_N=100000, about ten minutes on two cores).

@@ -219,13 +219,13 @@ var flagInside = regexp.MustCompile(`\s-[A-Za-z-]`)
 var headerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*:[ \t]`)
 
 // redactValue is what remains of the value of a flag no rule reads: nothing
-// (Redacted), or the name of a header ("X-Api-Key: REDACTED"). An empty value
-// stays empty.
+// (Redacted), or the name of a header ("X-Api-Key: REDACTED") when the name
+// holds no secret itself. An empty value stays empty.
 func redactValue(v string) string {
 	if v == "" || v == Redacted {
 		return v
 	}
-	if m := headerRE.FindString(v); m != "" {
+	if m := headerRE.FindString(v); m != "" && schemas.RedactText(m) == m {
 		return m + Redacted
 	}
 	return Redacted
