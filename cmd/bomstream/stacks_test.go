@@ -126,6 +126,10 @@ func TestRunKubeconfigStacks(t *testing.T) {
 	if served < 20 {
 		t.Errorf("%d workloads served, want every non-skipped row", served)
 	}
+	// Nothing else: no object an operator created, no generic double.
+	if n := countBOMFiles(t, sinkDir); n != served {
+		t.Errorf("%d BOM files, want one per served row (%d)", n, served)
+	}
 	mustContain(t, "summary", r.stdout, "seldon-mesh/Server/seldon-mlserver", "kubeai/Model/kubeai-qwen", "ray/RayService/rs-qwen-llm")
 
 	// Edit what others read: a Seldon Model moves to another storage URI, a
@@ -281,6 +285,13 @@ func TestRunKubeconfigGeneric(t *testing.T) {
 	if _, err := env.MinimalCRDs(ctx, kubetest.CRD{Group: "serving.example.com", Kind: "LLMApp", Plural: "llmapps", Versions: []string{"v1"}}); err != nil {
 		t.Fatal(err)
 	}
+	shared, err := kubetest.SharedCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.ApplyCRDs(ctx, filepath.Join(shared, "leaderworkerset.x-k8s.io_leaderworkersets.yaml")); err != nil {
+		t.Fatal(err)
+	}
 	makeNamespace(t, env, "apps")
 	file := filepath.Join(t.TempDir(), "objects.yaml")
 	if err := os.WriteFile(file, []byte(genericObjects), 0o644); err != nil {
@@ -296,13 +307,25 @@ func TestRunKubeconfigGeneric(t *testing.T) {
 	t.Logf("%s", r.stdout)
 	mustContain(t, "summary", r.stdout, "apps/LLMApp/chat", "apps/LLMApp/embed", "vllm@0.10.1", "BAAI/bge-small-en-v1.5",
 		"2 serving workloads of kinds with no profile, read by the generic profile: LLMApp.serving.example.com 2")
-	for _, not := range []string{"apps/Deployment/chat-server", "apps/Pod/", "apps/LLMApp/static"} {
+	for _, not := range []string{"apps/Deployment/chat-server", "apps/Pod/", "apps/LLMApp/static", "apps/StatefulSet/", "apps/ReplicaSet/"} {
 		if strings.Contains(r.stdout, not) {
 			t.Errorf("%s reported:\n%s", not, r.stdout)
 		}
 	}
-	if n := countBOMFiles(t, sinkDir); n != 2 {
-		t.Errorf("BOM files = %d, want 2", n)
+	// Kinds with a profile keep it, once: the LeaderWorkerSet and the
+	// Deployment nothing owns, not their StatefulSet, ReplicaSet or pods.
+	mustContain(t, "summary", r.stdout, "apps/LeaderWorkerSet/lws-llama", "apps/Deployment/tgi")
+	if n := countBOMFiles(t, sinkDir); n != 4 {
+		t.Errorf("BOM files = %d, want 4 (two LLMApps, the LeaderWorkerSet, the Deployment)", n)
+	}
+	for _, p := range []string{"LeaderWorkerSet/lws-llama", "Deployment/tgi"} {
+		b, err := os.ReadFile(filepath.Join(sinkDir, "envtest", "apps", p, "latest.cdx.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), `"generic"`) {
+			t.Errorf("%s is marked generic", p)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(sinkDir, "envtest", "apps", "LLMApp", "chat", "latest.cdx.json"))
 	if err != nil {
@@ -376,6 +399,88 @@ metadata:
 spec:
   containers:
   - {name: web, image: nginx:1.27}
+---
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws-llama}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          args: [--model, meta-llama/Llama-3.1-8B-Instruct, --tensor-parallel-size, "2"]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: lws-llama
+  labels: {leaderworkerset.sigs.k8s.io/name: lws-llama}
+  ownerReferences: [{apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, name: lws-llama, uid: x, controller: true}]
+spec:
+  serviceName: lws-llama
+  selector: {matchLabels: {app: lws-llama}}
+  template:
+    metadata: {labels: {app: lws-llama}}
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.10.1
+        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --tensor-parallel-size, "2"]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: lws-llama-0
+  labels: {leaderworkerset.sigs.k8s.io/name: lws-llama}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: lws-llama, uid: x, controller: true}]
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.10.1
+    args: [--model, meta-llama/Llama-3.1-8B-Instruct, --tensor-parallel-size, "2"]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tgi}
+spec:
+  selector: {matchLabels: {app: tgi}}
+  template:
+    metadata: {labels: {app: tgi}}
+    spec:
+      containers:
+      - name: tgi
+        image: ghcr.io/huggingface/text-generation-inference:3.0.1
+        args: [--model-id, HuggingFaceTB/SmolLM2-360M-Instruct]
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: tgi-5d8f
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: tgi, uid: x, controller: true}]
+spec:
+  selector: {matchLabels: {app: tgi}}
+  template:
+    metadata: {labels: {app: tgi}}
+    spec:
+      containers:
+      - name: tgi
+        image: ghcr.io/huggingface/text-generation-inference:3.0.1
+        args: [--model-id, HuggingFaceTB/SmolLM2-360M-Instruct]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: tgi-5d8f-x1
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: tgi-5d8f, uid: x, controller: true}]
+spec:
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/text-generation-inference:3.0.1
+    args: [--model-id, HuggingFaceTB/SmolLM2-360M-Instruct]
 `
 
 // The same from manifests: objects of kinds with no profile are read by
