@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -42,7 +43,7 @@ func (b *Bus) Serve(ctx context.Context, name string, h ControlHandler) error {
 				}
 			}
 			send("progress", nil) // the owner is there and has started
-			res, err := h(ctx, m.Data, func(p []byte) { send("progress", p) })
+			res, err := b.serveOne(ctx, name, h, m.Data, func(p []byte) { send("progress", p) })
 			if err != nil {
 				send("error", []byte(b.redact(err.Error())))
 				return
@@ -55,6 +56,18 @@ func (b *Bus) Serve(ctx context.Context, name string, h ControlHandler) error {
 	}
 	<-ctx.Done()
 	return sub.Unsubscribe()
+}
+
+// serveOne runs h on one request; a panic in h is its error, not the end
+// of the process that owns the store.
+func (b *Bus) serveOne(ctx context.Context, name string, h ControlHandler, req []byte, progress func([]byte)) (res []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Error("control handler panicked", zap.String("request", name), zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			res, err = nil, fmt.Errorf("control %s: the handler panicked: %v", name, r)
+		}
+	}()
+	return h(ctx, req, progress)
 }
 
 // ErrNoOwner is returned by Call when no process answers the request.

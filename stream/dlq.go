@@ -46,10 +46,11 @@ func DeadLetterID(stage, streamName string, seq uint64) string {
 }
 
 // deadLetter publishes m to bomstream.dlq.<stage> in the one dead-letter
-// format, with reason (already redacted) and waits for the stream's ack.
-func (b *Bus) deadLetter(ctx context.Context, stage, streamName string, m *Msg, reason string) error {
+// format, with reason (already redacted), under the message id msgID, and
+// waits for the stream's ack. It returns the dead letter's id.
+func (b *Bus) deadLetter(ctx context.Context, stage, streamName string, m *Msg, reason, msgID string) (uint64, error) {
 	if !tokenPattern.MatchString(stage) {
-		return fmt.Errorf("dead letter: stage %q is not a dot-separated subject", stage)
+		return 0, fmt.Errorf("dead letter: stage %q is not a dot-separated subject", stage)
 	}
 	out := nats.NewMsg(schemas.DLQSubject(stage))
 	out.Data = m.Data
@@ -69,10 +70,11 @@ func (b *Bus) deadLetter(ctx context.Context, stage, streamName string, m *Msg, 
 	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
 	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(m.Delivered, 10))
 	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
-	if _, err := b.js.PublishMsg(ctx, out, jetstream.WithMsgID(DeadLetterID(stage, streamName, m.Seq))); err != nil {
-		return fmt.Errorf("dead letter to %s: %w", out.Subject, err)
+	ack, err := b.js.PublishMsg(ctx, out, jetstream.WithMsgID(msgID))
+	if err != nil {
+		return 0, fmt.Errorf("dead letter to %s: %w", out.Subject, err)
 	}
-	return nil
+	return ack.Sequence, nil
 }
 
 // DeadLetter is a message a stage gave up on, as stored on DLQ.

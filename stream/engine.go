@@ -100,6 +100,9 @@ type Engine struct {
 	// ones the engine rewound after a crash, how often work on them began.
 	recovered atomic.Uint64
 	journal   *journal
+	// subjects serialises the work on one subject across consume calls
+	// and redrives.
+	subjects subjectLocks
 }
 
 // Counts are what an engine did since it was made.
@@ -435,9 +438,12 @@ func (d *dispatcher) dispatch(msg jetstream.Msg) {
 	}
 }
 
-// drain handles the messages of one subject in order until none is left.
+// drain handles the messages of one subject in order until none is left,
+// holding the engine's lock of the subject (see Redrive).
 func (d *dispatcher) drain(subj string, q *subjectQueue) {
 	defer d.wg.Done()
+	l, _ := d.e.subjects.lock(context.Background(), subj)
+	defer d.e.subjects.unlock(subj, l)
 	for {
 		d.mu.Lock()
 		if len(q.msgs) == 0 {
@@ -617,12 +623,11 @@ const degradedAfter = 3
 // the engine gives up waiting for it.
 const abandonGrace = 2 * time.Second
 
-// call runs the handler once with the attempt timeout. A panic is a
-// permanent error; a call that does not return AttemptTimeout+abandonGrace
-// after it started is abandoned (it may still finish in the background).
+// call runs the handler once (see invoke) in a slot of Concurrency; an
+// abandoned call gives its slot back.
 func (d *dispatcher) call(m *Msg) error {
 	e := d.e
-	select { // a slot of Concurrency; an abandoned call gives its slot back
+	select {
 	case d.calls <- struct{}{}:
 	case <-d.stop.Done():
 		return errStopping // not started: handed back
@@ -631,10 +636,16 @@ func (d *dispatcher) call(m *Msg) error {
 		<-d.calls
 		return errStopping
 	}
-	var freed sync.Once
-	free := func() { freed.Do(func() { <-d.calls }) }
-	defer free()
-	ctx, cancel := context.WithTimeout(d.work, e.cfg.AttemptTimeout)
+	defer func() { <-d.calls }()
+	return e.invoke(d.work, m)
+}
+
+// invoke runs the handler once on m with the attempt timeout, under work. A
+// panic is a permanent error; a call that does not return
+// AttemptTimeout+abandonGrace after it started is abandoned (it may still
+// finish in the background).
+func (e *Engine) invoke(work context.Context, m *Msg) error {
+	ctx, cancel := context.WithTimeout(work, e.cfg.AttemptTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
@@ -673,7 +684,7 @@ func (d *dispatcher) call(m *Msg) error {
 func (d *dispatcher) deadLetter(dl *delivery, m *Msg, reason string) {
 	e := d.e
 	reason = e.bus.redact(reason)
-	err := e.bus.deadLetter(d.work, e.cfg.Stage, e.cfg.Stream, m, reason)
+	_, err := e.bus.deadLetter(d.work, e.cfg.Stage, e.cfg.Stream, m, reason, DeadLetterID(e.cfg.Stage, e.cfg.Stream, m.Seq))
 	if err != nil {
 		e.log.Error("dead-letter publish failed; the message will be redelivered", zap.String("subject", m.Subject),
 			zap.Uint64("seq", m.Seq), zap.String("reason", reason), zap.Error(err))

@@ -249,39 +249,38 @@ func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, repor
 	}
 	for _, d := range todo {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		err := p.retryOne(rctx, d)
+		out, err := p.retryOne(rctx, d)
 		cancel()
 		w, _ := deadLetterSubject(d)
-		if err != nil {
+		switch {
+		case err != nil:
 			res.Failed++
-			report(fmt.Sprintf("dead letter %d (%s, %s): still failing: %s", d.ID, d.Stage, w, oneLine(err.Error(), 300)))
-			continue
-		}
-		if err := p.bus.RemoveDeadLetter(ctx, d.ID); err != nil {
+			report(fmt.Sprintf("dead letter %d (%s, %s): not retried: %s", d.ID, d.Stage, w, oneLine(err.Error(), 300)))
+		case !out.Done:
 			res.Failed++
-			report(fmt.Sprintf("dead letter %d: retried, but not removed: %v", d.ID, err))
-			continue
+			report(fmt.Sprintf("dead letter %d (%s, %s): still failing, now dead letter %d: %s", d.ID, d.Stage, w, out.ID, oneLine(out.Reason, 300)))
+		default:
+			res.Done++
+			report(fmt.Sprintf("dead letter %d (%s, %s): done", d.ID, d.Stage, w))
 		}
-		res.Done++
-		report(fmt.Sprintf("dead letter %d (%s, %s): done", d.ID, d.Stage, w))
 	}
 	return res, nil
 }
 
-// retryOne puts one dead letter back through its stage.
-func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) error {
+// retryOne redrives one dead letter through the engine of its stage.
+func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
 	switch {
 	case d.Stage == "transformer":
 		if p.svc == nil {
-			return errors.New("the transformer does not run in this process")
+			return stream.Redriven{}, errors.New("the transformer does not run in this process")
 		}
 		return p.svc.Retry(ctx, d)
 	case strings.HasPrefix(d.Stage, "sink."):
 		s := p.sink(strings.TrimPrefix(d.Stage, "sink."))
 		if s == nil {
-			return fmt.Errorf("sink %s does not run in this process (it runs: %s)", strings.TrimPrefix(d.Stage, "sink."), p.sinkList())
+			return stream.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", strings.TrimPrefix(d.Stage, "sink."), p.sinkList())
 		}
 		return s.runner.Retry(ctx, d)
 	}
-	return fmt.Errorf("no stage %q here", d.Stage)
+	return stream.Redriven{}, fmt.Errorf("no stage %q here", d.Stage)
 }

@@ -321,12 +321,10 @@ func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progre
 	return st, nil
 }
 
-// Retry puts one dead letter of this sink back through it, with the same
+// Retry puts one dead letter of this sink back through it: a redrive
+// through the sink's engine (see stream.Engine.Redrive), with the same
 // steps as Run: a version the ledger holds already (or a newer one) is
-// skipped, which counts as done. It returns nil once the message is done;
-// the caller then removes the dead letter.
-func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) error {
-	m := &stream.Msg{Subject: d.Subject, Header: d.Header, Data: d.Data, Seq: d.Seq, Delivered: d.Delivered + 1, Attempt: 1,
-		Redelivered: true, Time: d.Time}
-	return r.handler(false, &r.n)(ctx, m)
+// skipped, which counts as done.
+func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
+	return r.eng.Redrive(ctx, d)
 }

@@ -281,13 +281,11 @@ func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string
 	return out, nil
 }
 
-// Retry puts one dead letter of the transformer back through it: the event
-// is rendered and its outcome published as Run would. It returns nil once
-// that is done (or was done already); the caller then removes the dead letter.
-func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) error {
-	m := &stream.Msg{Subject: d.Subject, Header: d.Header, Data: d.Data, Seq: d.Seq, Delivered: d.Delivered + 1, Attempt: 1,
-		Redelivered: true, Time: d.Time}
-	return s.handle(ctx, m)
+// Retry puts one dead letter of the transformer back through it: a redrive
+// through the stage's engine (see stream.Engine.Redrive); the event is
+// rendered and its outcome published as Run would.
+func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
+	return s.eng.Redrive(ctx, d)
 }
 
 // Counts is what the stage did so far.
