@@ -1,9 +1,8 @@
 package schemas
 
 import (
-	"encoding/json"
-	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Stream names and subjects, as in docs/ARCHITECTURE.md. Subjects carry the
@@ -18,26 +17,12 @@ const (
 	SubjectDLQPrefix     = "bomstream.dlq."
 )
 
-// Message headers on BOMS.
-const (
-	HeaderBomHash   = "Bomstream-Bom-Hash"
-	HeaderInputHash = "Bomstream-Input-Hash"
-	HeaderChangeSeq = "Bomstream-Change-Seq"
-	HeaderWorkload  = "Bomstream-Workload"
-	// HeaderTombstone marks a BOMS message that says the workload's AI-BOM is
-	// no longer current; HeaderTombstoneReason says why ("deleted", or
-	// "not-serving" when it still exists but its inputs render no BOM).
-	HeaderTombstone       = "Bomstream-Tombstone"
-	HeaderTombstoneReason = "Bomstream-Tombstone-Reason"
-	// HeaderEventTime is the time of the change event (RFC 3339 with
-	// nanoseconds): when the state was observed, not when it was stored.
-	HeaderEventTime = "Bomstream-Event-Time"
-	// HeaderImages lists the BOM's images whose manifest digest is resolved,
-	// as the JSON of []ImageDigest (absent when none is).
-	HeaderImages = "Bomstream-Images"
-	// HeaderReason carries why a message went to the DLQ.
-	HeaderReason = "Bomstream-Dlq-Reason"
-)
+// HeaderInputHash carries the hash of a workload's inputs on CHANGES and
+// BOMS messages; the other BOMS headers are in bommessage.go.
+const HeaderInputHash = "Bomstream-Input-Hash"
+
+// HeaderReason carries why a message went to the DLQ.
+const HeaderReason = "Bomstream-Dlq-Reason"
 
 // ChangesSubject is bomstream.changes.<cluster>.<uid>.
 func ChangesSubject(w Workload) string { return SubjectChangesPrefix + w.Cluster + "." + w.UID }
@@ -63,45 +48,32 @@ func BOMMsgID(w Workload, changeSeq uint64) string {
 	return w.Cluster + ":" + w.UID + ":" + strconv.FormatUint(changeSeq, 10)
 }
 
-// WorkloadHeader is the value of the Bomstream-Workload header: the canonical
-// JSON of the workload's identity, so that a sink needs no other lookup.
-func WorkloadHeader(w Workload) string {
-	b, _ := CanonicalJSON(w) // a struct of strings always encodes
-	return string(b)
-}
-
-// ParseWorkloadHeader reads the value written by WorkloadHeader.
-func ParseWorkloadHeader(v string) (Workload, error) {
-	var w Workload
-	if err := json.Unmarshal([]byte(v), &w); err != nil {
-		return w, fmt.Errorf("parse %s header: %w", HeaderWorkload, err)
-	}
-	if w.Cluster == "" || w.UID == "" || w.Kind == "" || w.Name == "" {
-		return w, fmt.Errorf("parse %s header %q: identity incomplete", HeaderWorkload, v)
-	}
-	return w, nil
-}
-
 // Reasons a BOMS tombstone gives (HeaderTombstoneReason).
 const (
 	TombstoneDeleted    = "deleted"
 	TombstoneNotServing = "not-serving"
 )
 
-// ImagesHeader is the value of the Bomstream-Images header.
-func ImagesHeader(images []ImageDigest) string {
-	b, _ := CanonicalJSON(images) // a slice of string structs always encodes
-	return string(b)
+// Stages and their durable consumers. A stage names who gave up on a dead
+// letter (bomstream.dlq.<stage>) and labels its metrics.
+const (
+	// StageTransformer is the transformer's stage, and the default name
+	// of its durable consumer on CHANGES.
+	StageTransformer = "transformer"
+	// sinkStagePrefix and sinkDurablePrefix precede a sink's name in its
+	// stage and in the default name of its durable consumer on BOMS.
+	sinkStagePrefix   = "sink."
+	sinkDurablePrefix = "sink-"
+)
+
+// SinkStage is the stage of the sink called name: "sink.<name>".
+func SinkStage(name string) string { return sinkStagePrefix + name }
+
+// SinkOfStage returns the sink whose stage stage is.
+func SinkOfStage(stage string) (name string, ok bool) {
+	return strings.CutPrefix(stage, sinkStagePrefix)
 }
 
-// ParseImagesHeader reads the value written by ImagesHeader; "" is none.
-func ParseImagesHeader(v string) ([]ImageDigest, error) {
-	if v == "" {
-		return nil, nil
-	}
-	var out []ImageDigest
-	if err := json.Unmarshal([]byte(v), &out); err != nil {
-		return nil, fmt.Errorf("parse %s header: %w", HeaderImages, err)
-	}
-	return out, nil
-}
+// SinkDurable is the default durable consumer of the sink called name:
+// "sink-<name>".
+func SinkDurable(name string) string { return sinkDurablePrefix + name }

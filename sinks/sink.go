@@ -32,17 +32,11 @@ type BOM struct {
 	Body   []byte // CycloneDX 1.6 JSON
 }
 
-var bomHashPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
-// ValidBomHash reports whether h is written as a BOM hash: sha256: and 64
-// lowercase hex digits.
-func ValidBomHash(h string) bool { return bomHashPattern.MatchString(h) }
-
 // Check verifies that b is what its name says before a sink stores it: a
 // well-formed BomHash, the SHA-256 of Body, and a Body that is JSON. Its
 // error is permanent: the same bytes never pass.
 func (b BOM) Check() error {
-	if !ValidBomHash(b.BomHash) {
+	if !schemas.ValidBomHash(b.BomHash) {
 		return Permanent(fmt.Errorf("export %s: bom hash %q is not sha256:<hex>", b.Workload, b.BomHash))
 	}
 	sum := sha256.Sum256(b.Body)

@@ -384,12 +384,13 @@ func benchFillBOMs(b *testing.B, bus *stream.Bus, events []schemas.WorkloadChang
 		}
 		w := ev.Data.Workload
 		hash := schemas.BomHash(res.BOM)
-		m := nats.NewMsg(schemas.BOMsSubject(w))
-		m.Data = res.BOM
-		m.Header.Set(schemas.HeaderBomHash, hash)
-		m.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
-		m.Header.Set(schemas.HeaderChangeSeq, strconv.Itoa(i+1))
-		m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
+		bm := &schemas.BOMMessage{Workload: w, ChangeSeq: uint64(i + 1), BomHash: hash, InputHash: ev.Data.InputHash, BOM: res.BOM}
+		h, body, err := bm.Encode()
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := nats.NewMsg(bm.Subject())
+		m.Header, m.Data = h, body
 		_, js := bus.Raw()
 		f, err := js.PublishMsgAsync(m, jetstream.WithMsgID(schemas.BOMMsgID(w, uint64(i+1))), jetstream.WithExpectStream(schemas.StreamBOMs))
 		if err != nil {

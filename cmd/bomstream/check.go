@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream/check"
 )
 
@@ -65,7 +66,7 @@ func (p *pipeline) checker() (*check.Checker, error) {
 			if d, ok := durables[sink]; ok {
 				return d
 			}
-			return "sink-" + sink
+			return schemas.SinkDurable(sink)
 		},
 	})
 }

@@ -389,10 +389,11 @@ func TestHistoryOverGap(t *testing.T) {
 	if err != nil || m == nil {
 		t.Fatalf("BOMS 200: %v", err)
 	}
-	w, err := schemas.ParseWorkloadHeader(m.Header.Get(schemas.HeaderWorkload))
+	bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := bm.Workload
 	bus.Close()
 	var idx int
 	fmt.Sscanf(w.Name, "big-%d", &idx)

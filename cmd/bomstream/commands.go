@@ -232,9 +232,9 @@ func (p *pipeline) leftBehind(ctx context.Context) error {
 	for _, s := range p.sinks {
 		now += s.runner.Stats().DeadLettered
 	}
-	mine := map[string]bool{"transformer": p.svc != nil}
+	mine := map[string]bool{schemas.StageTransformer: p.svc != nil}
 	for _, s := range p.sinks {
-		mine["sink."+s.cfg.Name] = true
+		mine[schemas.SinkStage(s.cfg.Name)] = true
 	}
 	waiting := 0
 	if err := p.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {

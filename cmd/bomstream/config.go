@@ -14,6 +14,7 @@ import (
 	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/transformer"
@@ -188,7 +189,7 @@ func (c Config) Validate(reg sinks.Registry) error {
 		}
 		seen[s.Name] = true
 		if _, ok := reg[s.Type]; !ok {
-			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)%s", field, s.Type, reg.Types(), omittedSinkHint(s.Type)))
+			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)%s", field, s.Type, reg.Types(), registry.OmittedHint(reg, s.Type)))
 		} else if _, err := reg.Decode(s.Type, s.Config); err != nil {
 			errs = append(errs, prefixLines(field+".config: ", err))
 		}

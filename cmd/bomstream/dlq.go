@@ -32,7 +32,7 @@ func dlqCmd(e *env) *cobra.Command {
 // stageOf turns --sink NAME / --stage STAGE into a dead-letter stage.
 func stageOf(sink, stage string) string {
 	if sink != "" {
-		return "sink." + sink
+		return schemas.SinkStage(sink)
 	}
 	return stage
 }
@@ -80,8 +80,10 @@ func dlqListCmd(e *env) *cobra.Command {
 // deadLetterSubject names the workload and the change of a dead letter, as
 // far as its message says.
 func deadLetterSubject(d stream.DeadLetter) (workload, change string) {
-	if w, err := schemas.ParseWorkloadHeader(d.Header.Get(schemas.HeaderWorkload)); err == nil {
-		return w.Key(), d.Header.Get(schemas.HeaderChangeSeq)
+	if d.Stream == schemas.StreamBOMs {
+		if m, _ := schemas.DecodeBOMMessage("", d.Header, d.Data); m.Workload.Name != "" {
+			return m.Workload.Key(), strconv.FormatUint(m.ChangeSeq, 10)
+		}
 	}
 	if d.Stream == schemas.StreamChanges {
 		if ev, err := stream.DecodeChange(d.Data); err == nil && ev.Data.Workload.Name != "" {
@@ -269,16 +271,16 @@ func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, repor
 
 // retryOne redrives one dead letter through the engine of its stage.
 func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
-	switch {
-	case d.Stage == "transformer":
+	if d.Stage == schemas.StageTransformer {
 		if p.svc == nil {
 			return stream.Redriven{}, errors.New("the transformer does not run in this process")
 		}
 		return p.svc.Retry(ctx, d)
-	case strings.HasPrefix(d.Stage, "sink."):
-		s := p.sink(strings.TrimPrefix(d.Stage, "sink."))
+	}
+	if name, ok := schemas.SinkOfStage(d.Stage); ok {
+		s := p.sink(name)
 		if s == nil {
-			return stream.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", strings.TrimPrefix(d.Stage, "sink."), p.sinkList())
+			return stream.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", name, p.sinkList())
 		}
 		return s.runner.Retry(ctx, d)
 	}

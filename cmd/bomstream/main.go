@@ -14,12 +14,13 @@ import (
 	// falls back to this bundle only then.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
+	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/stdout"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	reg := builtinSinks()
+	reg := registry.Builtin()
 	reg[stdout.Type] = stdout.TypeFor(os.Stdout)
 	err := run(ctx, os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, sinks: reg})
 	stop()

@@ -176,7 +176,7 @@ func (p *pipeline) run(ctx context.Context) error {
 		p.serveControl(ctx) // for replay and dlq retry from other processes
 	}
 	if p.svc != nil {
-		start("transformer", p.svc.Run, p.svc.Health)
+		start(schemas.StageTransformer, p.svc.Run, p.svc.Health)
 		wg.Add(1)
 		go func() { defer wg.Done(); p.bus.KeepRetention(ctx) }() // CHANGES keeps every last event
 	}

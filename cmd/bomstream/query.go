@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,15 +50,11 @@ func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (sc
 func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVersion, error) {
 	var out []bomVersion
 	err := bus.Messages(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
-		v := bomVersion{Time: m.Time, StreamSeq: m.Sequence, Body: m.Data}
-		if t, err := time.Parse(time.RFC3339Nano, m.Header.Get(schemas.HeaderEventTime)); err == nil {
-			v.Time = t
-		}
-		v.ChangeSeq, _ = strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
-		v.InputHash = m.Header.Get(schemas.HeaderInputHash)
-		v.BomHash = m.Header.Get(schemas.HeaderBomHash)
-		if m.Header.Get(schemas.HeaderTombstone) == "true" {
-			v.Tombstone = orDefault(m.Header.Get(schemas.HeaderTombstoneReason), schemas.TombstoneDeleted)
+		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data) // what can be read of a malformed one
+		v := bomVersion{Time: m.Time, StreamSeq: m.Sequence, Body: m.Data, ChangeSeq: bm.ChangeSeq,
+			InputHash: bm.InputHash, BomHash: bm.BomHash, Tombstone: bm.Tombstone}
+		if !bm.EventTime.IsZero() {
+			v.Time = bm.EventTime
 		}
 		out = append(out, v)
 		return nil

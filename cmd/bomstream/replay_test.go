@@ -197,8 +197,8 @@ func TestSinkErrors(t *testing.T) {
 	}
 	m := dead[0]
 	mustContain(t, "DLQ reason", m.Header.Get(schemas.HeaderReason), "picky store refuses chat: schema rejected")
-	if w, err := schemas.ParseWorkloadHeader(m.Header.Get(schemas.HeaderWorkload)); err != nil || wkey(w) != "ml/Deployment/chat" {
-		t.Errorf("dead letter names workload %v (%v), want ml/Deployment/chat", w, err)
+	if bm, err := schemas.DecodeBOMMessage("", m.Header, m.Data); err != nil || wkey(bm.Workload) != "ml/Deployment/chat" {
+		t.Errorf("dead letter names workload %v (%v), want ml/Deployment/chat", bm.Workload, err)
 	}
 	if !bytes.Equal(m.Data, chat.BOM) {
 		t.Errorf("dead letter does not carry chat's BOM")

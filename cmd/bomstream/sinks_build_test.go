@@ -5,13 +5,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bomstream/bomstream/sinks/registry"
 )
 
 // The default build links every sink type; -tags nocloudsinks links only
 // the file and stdout sinks, and none of the cloud clients.
 func TestNoCloudSinksBuild(t *testing.T) {
-	want := slices.Sorted(slices.Values(append(cloudSinkTypes(), "file", "stdout")))
-	if got := builtinSinks().Types(); !slices.Equal(got, want) {
+	want := slices.Sorted(slices.Values(append(registry.CloudTypes(), registry.Local().Types()...)))
+	if got := registry.Builtin().Types(); !slices.Equal(got, want) {
 		t.Errorf("default build: sink types %v, want the cloud sinks and file and stdout: %v", got, want)
 	}
 	deps := func(tags string) []string {

@@ -64,13 +64,14 @@ func runPipeline(t *testing.T, s sinks.Sink) pipeline {
 // publish puts b on BOMS as the transformer does.
 func (p pipeline) publish(t *testing.T, b sinks.BOM) {
 	t.Helper()
-	m := nats.NewMsg(schemas.BOMsSubject(b.Workload))
-	m.Data = b.Body
-	m.Header.Set(schemas.HeaderBomHash, b.BomHash)
-	m.Header.Set(schemas.HeaderInputHash, b.InputHash)
-	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(b.ChangeSeq, 10))
-	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(b.Workload))
-	m.Header.Set(schemas.HeaderEventTime, b.Time.Format(time.RFC3339Nano))
+	bm := &schemas.BOMMessage{Workload: b.Workload, ChangeSeq: b.ChangeSeq, EventTime: b.Time,
+		BomHash: b.BomHash, InputHash: b.InputHash, BOM: b.Body}
+	h, body, err := bm.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg(bm.Subject())
+	m.Header, m.Data = h, body
 	if _, err := p.bus.Publish(context.Background(), m, schemas.BOMMsgID(b.Workload, b.ChangeSeq)); err != nil {
 		t.Fatal(err)
 	}

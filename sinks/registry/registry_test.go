@@ -56,3 +56,23 @@ func TestBuiltin(t *testing.T) {
 		}
 	}
 }
+
+// The cloud types are spelled once, as the sink packages spell them, and a
+// registry without them says why a configuration naming one finds none.
+func TestCloudTypesAndHint(t *testing.T) {
+	full, local := Builtin(), Local()
+	for _, typ := range CloudTypes() {
+		if _, ok := full[typ]; !ok {
+			t.Errorf("cloud type %q is not a type of the default build", typ)
+		}
+		if _, ok := local[typ]; ok {
+			t.Errorf("cloud type %q is local", typ)
+		}
+		if OmittedHint(local, typ) == "" || OmittedHint(full, typ) != "" {
+			t.Errorf("hint for %q: without it %q, with it %q", typ, OmittedHint(local, typ), OmittedHint(full, typ))
+		}
+	}
+	if len(full) != len(local)+len(CloudTypes()) || OmittedHint(local, "ftp") != "" {
+		t.Errorf("default build types %v, local %v, cloud %v", full.Types(), local.Types(), CloudTypes())
+	}
+}

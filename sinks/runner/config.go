@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
 
@@ -24,5 +25,5 @@ func (c Config) durable(sink string) string {
 	if c.Durable != "" {
 		return c.Durable
 	}
-	return "sink-" + sink
+	return schemas.SinkDurable(sink)
 }

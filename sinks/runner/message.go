@@ -1,9 +1,7 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -21,64 +19,24 @@ type item struct {
 	streamSeq uint64
 }
 
-// parse reads a BOMS message per the contract in schemas/subjects.go.
+// parse reads a BOMS message (see schemas.BOMMessage).
 func parse(m *stream.Msg) (item, error) {
-	h := m.Header
 	it := item{streamSeq: m.Seq}
-	cs := h.Get(schemas.HeaderChangeSeq)
-	seq, err := strconv.ParseUint(cs, 10, 64)
-	if err != nil || seq == 0 {
-		return it, fmt.Errorf("header %s %q is not a positive decimal", schemas.HeaderChangeSeq, cs)
+	bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
+	if err != nil {
+		return it, err
 	}
-	it.changeSeq = seq
-	at := m.Time
-	if v := h.Get(schemas.HeaderEventTime); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return it, fmt.Errorf("header %s %q: %w", schemas.HeaderEventTime, v, err)
-		}
-		at = t
+	at := bm.EventTime
+	if at.IsZero() {
+		at = m.Time
 	}
-	if h.Get(schemas.HeaderTombstone) == "true" {
-		var w schemas.Workload
-		if err := json.Unmarshal(m.Data, &w); err != nil {
-			return it, fmt.Errorf("tombstone body: %w", err)
-		}
-		if w.Cluster == "" || w.UID == "" || w.Kind == "" || w.Name == "" {
-			return it, fmt.Errorf("tombstone body: workload identity incomplete")
-		}
-		reason := h.Get(schemas.HeaderTombstoneReason)
-		if reason == "" {
-			reason = sinks.ReasonDeleted
-		}
-		it.tombstone, it.workload = true, w
-		it.ts = sinks.Tombstone{Workload: w, Reason: reason, ChangeSeq: seq, StreamSeq: it.streamSeq, Time: at}
+	it.workload, it.changeSeq = bm.Workload, bm.ChangeSeq
+	if bm.IsTombstone() {
+		it.tombstone = true
+		it.ts = sinks.Tombstone{Workload: bm.Workload, Reason: bm.Tombstone, ChangeSeq: bm.ChangeSeq, StreamSeq: it.streamSeq, Time: at}
 	} else {
-		w, err := schemas.ParseWorkloadHeader(h.Get(schemas.HeaderWorkload))
-		if err != nil {
-			return it, err
-		}
-		hash := h.Get(schemas.HeaderBomHash)
-		if !sinks.ValidBomHash(hash) {
-			return it, fmt.Errorf("header %s %q is not sha256:<hex>", schemas.HeaderBomHash, hash)
-		}
-		in := h.Get(schemas.HeaderInputHash)
-		if in == "" {
-			return it, fmt.Errorf("header %s missing", schemas.HeaderInputHash)
-		}
-		if len(m.Data) == 0 {
-			return it, fmt.Errorf("empty body")
-		}
-		images, err := schemas.ParseImagesHeader(h.Get(schemas.HeaderImages))
-		if err != nil {
-			return it, err
-		}
-		it.workload = w
-		it.bom = sinks.BOM{Workload: w, BomHash: hash, InputHash: in, ChangeSeq: seq,
-			StreamSeq: it.streamSeq, Time: at, Images: images, Body: m.Data}
-	}
-	if want := schemas.BOMsSubject(it.workload); m.Subject != want {
-		return it, fmt.Errorf("subject %s does not match workload %s (want %s)", m.Subject, it.workload, want)
+		it.bom = sinks.BOM{Workload: bm.Workload, BomHash: bm.BomHash, InputHash: bm.InputHash, ChangeSeq: bm.ChangeSeq,
+			StreamSeq: it.streamSeq, Time: at, Images: bm.Images, Body: bm.BOM}
 	}
 	return it, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"sync"
 	"time"
 
@@ -96,7 +95,7 @@ func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Lo
 }
 
 func (r *Runner) engineConfig(ec stream.EngineConfig) stream.EngineConfig {
-	ec.Stage = "sink." + r.name
+	ec.Stage = schemas.SinkStage(r.name)
 	ec.Stream = schemas.StreamBOMs
 	ec.Durable = r.cfg.durable(r.name)
 	ec.Filter = schemas.SubjectBOMsPrefix + ">"
@@ -265,8 +264,8 @@ func (r *Runner) superseded(ctx context.Context, subject string, changeSeq uint6
 	if last == nil {
 		return false, nil
 	}
-	seq, _ := strconv.ParseUint(last.Header.Get(schemas.HeaderChangeSeq), 10, 64)
-	return seq > changeSeq, nil
+	lastMsg, _ := schemas.DecodeBOMMessage("", last.Header, last.Data) // unreadable: 0, not newer
+	return lastMsg.ChangeSeq > changeSeq, nil
 }
 
 // ReplayOptions choose what a replay re-drives.

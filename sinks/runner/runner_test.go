@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -58,16 +57,8 @@ func fast(cfg Config) Config {
 
 func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 	t.Helper()
-	m := nats.NewMsg(schemas.BOMsSubject(bom.Workload))
-	m.Data = bom.Body
-	m.Header.Set(schemas.HeaderBomHash, bom.BomHash)
-	m.Header.Set(schemas.HeaderInputHash, bom.InputHash)
-	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(bom.ChangeSeq, 10))
-	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(bom.Workload))
-	m.Header.Set(schemas.HeaderEventTime, bom.Time.Format(time.RFC3339Nano))
-	if len(bom.Images) > 0 {
-		m.Header.Set(schemas.HeaderImages, schemas.ImagesHeader(bom.Images))
-	}
+	m := encode(t, &schemas.BOMMessage{Workload: bom.Workload, ChangeSeq: bom.ChangeSeq, EventTime: bom.Time,
+		BomHash: bom.BomHash, InputHash: bom.InputHash, Images: bom.Images, BOM: bom.Body})
 	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq))
 	if err != nil {
 		t.Fatal(err)
@@ -77,17 +68,24 @@ func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 
 func publishTombstone(t *testing.T, b *stream.Bus, w schemas.Workload, changeSeq uint64, reason string) uint64 {
 	t.Helper()
-	m := nats.NewMsg(schemas.BOMsSubject(w))
-	m.Data, _ = schemas.CanonicalJSON(w)
-	m.Header.Set(schemas.HeaderTombstone, "true")
-	m.Header.Set(schemas.HeaderTombstoneReason, reason)
-	m.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
-	m.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
+	m := encode(t, &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, Tombstone: reason})
 	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(w, changeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ack.Seq
+}
+
+// encode is bm as the NATS message the transformer publishes.
+func encode(t testing.TB, bm *schemas.BOMMessage) *nats.Msg {
+	t.Helper()
+	h, body, err := bm.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg(bm.Subject())
+	m.Header, m.Data = h, body
+	return m
 }
 
 // started is a running Runner; stop cancels it and checks Run's result.
@@ -422,8 +420,9 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 		if orig.Sequence == d.Seq && string(orig.Data) != string(d.Data) {
 			t.Errorf("dlq message for seq %d does not carry the original body", d.Seq)
 		}
-		if w, err := schemas.ParseWorkloadHeader(d.Header.Get(schemas.HeaderWorkload)); err == nil {
-			if d.Header.Get(schemas.HeaderBomHash) != failing[w.Name].BomHash {
+		if bm, err := schemas.DecodeBOMMessage(d.Subject, d.Header, d.Data); err == nil {
+			w := bm.Workload
+			if bm.BomHash != failing[w.Name].BomHash {
 				t.Errorf("dlq message for %s lost its bom hash header", w.Name)
 			}
 			reasons[w.Name] = d.Reason

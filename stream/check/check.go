@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -50,10 +49,10 @@ func New(bus *stream.Bus, cfg Config) (*Checker, error) {
 		return nil, errors.New("check: bus and transformer are required")
 	}
 	if cfg.TransformerDurable == "" {
-		cfg.TransformerDurable = "transformer"
+		cfg.TransformerDurable = schemas.StageTransformer
 	}
 	if cfg.SinkDurable == nil {
-		cfg.SinkDurable = func(sink string) string { return "sink-" + sink }
+		cfg.SinkDurable = schemas.SinkDurable
 	}
 	return &Checker{bus: bus, cfg: cfg}, nil
 }
@@ -137,9 +136,9 @@ func (c *Checker) quick(ctx context.Context, r *Report) (bool, error) {
 	latest := map[string]last{}
 	var maxChange uint64
 	err := c.bus.LastPerSubject(ctx, schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", true, func(m *jetstream.RawStreamMsg) error {
-		seq, _ := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
-		latest[m.Subject] = last{seq, m.Header.Get(schemas.HeaderTombstone) == "true"}
-		maxChange = max(maxChange, seq)
+		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data)
+		latest[m.Subject] = last{bm.ChangeSeq, bm.IsTombstone()}
+		maxChange = max(maxChange, bm.ChangeSeq)
 		return nil
 	})
 	if err != nil {
@@ -225,23 +224,24 @@ type missing struct {
 func (s *scan) readBOMs(ctx context.Context) error {
 	s.outcomes = map[uint64]outcome{}
 	s.latest = map[string]uint64{}
-	workloads := map[string]string{} // header value -> name, shared
+	names := map[string]string{} // one copy of each name
 	return s.c.bus.Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
-		seq, err := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
-		if err != nil || seq == 0 {
-			s.r.add(Finding{Severity: Note, Area: "BOMS", Text: fmt.Sprintf("message %d has no readable %s header; it is not checked", m.Sequence, schemas.HeaderChangeSeq)})
+		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data) // headers only: what they say
+		seq := bm.ChangeSeq
+		if seq == 0 {
+			s.r.add(Finding{Severity: Note, Area: "BOMS", Text: fmt.Sprintf("message %d has no readable change sequence; it is not checked", m.Sequence)})
 			return nil
 		}
-		h := m.Header.Get(schemas.HeaderWorkload)
-		name, ok := workloads[h]
-		if !ok {
-			name = workloadName(h, m.Subject)
-			workloads[h] = name
+		name := workloadName(bm.Workload, m.Subject)
+		if shared, ok := names[name]; ok {
+			name = shared
+		} else {
+			names[name] = name
 		}
 		if _, dup := s.outcomes[seq]; dup {
 			s.twice++
 		} else {
-			s.outcomes[seq] = outcome{streamSeq: m.Sequence, subject: m.Subject, tombstone: m.Header.Get(schemas.HeaderTombstone) == "true", workload: name}
+			s.outcomes[seq] = outcome{streamSeq: m.Sequence, subject: m.Subject, tombstone: bm.IsTombstone(), workload: name}
 		}
 		if seq > s.latest[m.Subject] {
 			s.latest[m.Subject] = seq
@@ -250,12 +250,13 @@ func (s *scan) readBOMs(ctx context.Context) error {
 	})
 }
 
-// workloadName reads a Bomstream-Workload header, or falls back on the subject.
-func workloadName(header, subject string) string {
-	if w, err := schemas.ParseWorkloadHeader(header); err == nil {
-		return w.String()
+// workloadName names w, or falls back on the subject when the message did
+// not say which workload it is of.
+func workloadName(w schemas.Workload, subject string) string {
+	if w.Name == "" {
+		return subject
 	}
-	return subject
+	return w.String()
 }
 
 func (s *scan) readChanges(ctx context.Context) error {

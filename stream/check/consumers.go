@@ -111,7 +111,7 @@ func (s *scan) behind(sink string, applied map[string]uint64) {
 	if cs == nil || !cs.FromStart {
 		return
 	}
-	dlq := s.dlq["sink."+sink]
+	dlq := s.dlq[schemas.SinkStage(sink)]
 	var names []string
 	var from uint64
 	for subj, change := range s.latest {

@@ -14,8 +14,8 @@
 //	           deletes from either, so a hole is a loss.
 //	outcomes   every change event the transformer has handled (at or below
 //	           its ack floor, or followed by a later outcome of its workload)
-//	           has its outcome on BOMS: a BOM or a tombstone whose
-//	           Bomstream-Change-Seq is the event's sequence, or it renders no
+//	           has its outcome on BOMS: a BOM or a tombstone whose change
+//	           sequence is the event's sequence, or it renders no
 //	           BOM. An event without one is rendered again to tell which.
 //	changes    BOMS outcomes whose change CHANGES lost name the workloads
 //	           whose history has a hole there.

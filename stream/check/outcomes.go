@@ -13,7 +13,7 @@ import (
 
 // transformerStage is the stage name the transformer dead-letters under
 // (service.DefaultStage).
-const transformerStage = "transformer"
+const transformerStage = schemas.StageTransformer
 
 // checkOutcomes walks every workload's events in change order and finds the
 // ones the transformer handled whose outcome BOMS lacks.
@@ -59,13 +59,15 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 			if out == nil {
 				continue // renders no BOM, and none was due
 			}
+			bm, _ := schemas.DecodeBOMMessage("", out.Header, out.Data)
+			name := workloadName(bm.Workload, subj)
 			if dlq[seq] {
-				deadLettered = append(deadLettered, fmt.Sprintf("change %d of %s", seq, workloadName(out.Header.Get(schemas.HeaderWorkload), subj)))
+				deadLettered = append(deadLettered, fmt.Sprintf("change %d of %s", seq, name))
 				continue
 			}
 			s.missing = append(s.missing, missing{subject: subj, seq: seq, wasServing: serving,
-				workload: workloadName(out.Header.Get(schemas.HeaderWorkload), subj), interior: seq < s.latest[subj]})
-			serving = out.Header.Get(schemas.HeaderTombstone) != "true"
+				workload: name, interior: seq < s.latest[subj]})
+			serving = !bm.IsTombstone()
 		}
 	}
 	r.Checked.Workloads = len(s.subjects)

@@ -14,13 +14,12 @@
 //	 DLQ bomstream.dlq.<stage>, then Term
 //	                              tombstone event ─▶ tombstone message on BOMS, then ack
 //
-// A BOM message is published to schemas.BOMsSubject(workload) with
-// Nats-Msg-Id = bomHash, so a redelivered or re-rendered event whose bytes did
-// not change is dropped by the stream's dedupe window, and with the headers
-// Bomstream-Bom-Hash, Bomstream-Input-Hash, Bomstream-Workload and
-// Bomstream-Change-Seq (the CHANGES stream sequence of the event). A tombstone
-// carries Bomstream-Tombstone: true, the workload's identity as its body and
-// Nats-Msg-Id = schemas.TombstoneMsgID(workload, changeSeq).
+// Every message it publishes on BOMS is a schemas.BOMMessage, encoded by
+// its Encode: a BOM (its bytes, hash, input hash, images, the workload and
+// the change sequence of the event) or a tombstone, on
+// schemas.BOMsSubject(workload), with Nats-Msg-Id schemas.BOMMsgID(workload,
+// changeSeq): a redelivered or re-rendered event is dropped by the stream's
+// duplicate window, while each change of a workload gets a message.
 //
 // Flow within one replica: a pull request fetches up to Config.MaxInFlight
 // events; each goes to one of Config.Concurrency renderers, chosen by its
@@ -33,9 +32,8 @@
 // order, whatever its Concurrency (publishes on one connection are stored in
 // the order they are sent). With more replicas, or when an event is retried
 // after a failure, two events of one workload may reach BOMS out of order;
-// the sink runner restores the per-workload order by comparing
-// Bomstream-Change-Seq and skipping a BOM older than the one it already
-// applied.
+// the sink runner restores the per-workload order by comparing change
+// sequences and skipping a BOM older than the one it already applied.
 //
 // The acknowledgement comes only after the publish is acked by the BOMS
 // stream: a crash in between means a redelivery, which the dedupe id absorbs.

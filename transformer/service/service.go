@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -35,8 +33,8 @@ type Config struct {
 
 // Defaults of the zero Config.
 const (
-	DefaultDurable = "transformer"
-	DefaultStage   = "transformer"
+	DefaultDurable = schemas.StageTransformer
+	DefaultStage   = schemas.StageTransformer
 	// DefaultMaxAttempts bounds the retries of a publish that keeps failing
 	// (BOMS full, say) before the event is dead-lettered; it stays on
 	// CHANGES for a replay in any case.
@@ -123,19 +121,23 @@ func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
 			return nil
 		}
 	}
-	out, err := s.outcome(ev, m.Seq, func() (bool, error) {
+	bm, err := s.outcome(ev, m.Seq, func() (bool, error) {
 		last, err := s.lastOutcome(ctx, subject)
 		return last.serving, err
 	})
 	if err != nil {
 		return err
 	}
-	if out == nil {
+	if bm == nil {
 		s.m.skipped.WithLabelValues("not-serving").Inc()
 		s.log.Debug("no bom for workload", zap.Stringer("workload", w))
 		return nil
 	}
-	_, err = s.publishAck(ctx, w, out)
+	out, err := message(bm)
+	if err != nil {
+		return err
+	}
+	_, err = s.publishAck(ctx, bm, out)
 	return err
 }
 
@@ -152,18 +154,22 @@ func (s *Service) Outcome(data []byte, changeSeq uint64, wasServing bool) (*nats
 	if err != nil {
 		return nil, err
 	}
-	return s.outcome(ev, changeSeq, func() (bool, error) { return wasServing, nil })
+	bm, err := s.outcome(ev, changeSeq, func() (bool, error) { return wasServing, nil })
+	if bm == nil || err != nil {
+		return nil, err
+	}
+	return message(bm)
 }
 
 // Publish stores an outcome on BOMS, as the stage does after Outcome.
 // duplicate says BOMS dropped it: it remembers the message id (within its
 // duplicate window), whether or not it still holds that message.
 func (s *Service) Publish(ctx context.Context, out *nats.Msg) (duplicate bool, err error) {
-	w, err := schemas.ParseWorkloadHeader(out.Header.Get(schemas.HeaderWorkload))
+	m, err := schemas.DecodeBOMMessage(out.Subject, out.Header, out.Data)
 	if err != nil {
 		return false, fmt.Errorf("publish outcome: %w", err)
 	}
-	ack, err := s.publishAck(ctx, w, out)
+	ack, err := s.publishAck(ctx, &m, out)
 	return ack.Duplicate, err
 }
 
@@ -180,9 +186,10 @@ func decode(data []byte, seq uint64) (schemas.WorkloadChange, error) {
 	return ev, nil
 }
 
-// outcome renders ev into its BOMS message; wasServing is asked only when
-// the event renders no BOM (it reads BOMS in the stage).
-func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServing func() (bool, error)) (*nats.Msg, error) {
+// outcome renders ev into its BOMS message, nil when it has none;
+// wasServing is asked only when the event renders no BOM (it reads BOMS in
+// the stage).
+func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServing func() (bool, error)) (*schemas.BOMMessage, error) {
 	w := ev.Data.Workload
 	if ev.IsTombstone() {
 		return tombstone(w, changeSeq, ev.Time, schemas.TombstoneDeleted)
@@ -203,34 +210,37 @@ func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServin
 	if res.BomHash != "" && res.BomHash != hash {
 		return nil, stream.Permanent(fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash))
 	}
-	out := nats.NewMsg(schemas.BOMsSubject(w))
-	out.Data = res.BOM
-	out.Header.Set(schemas.HeaderBomHash, hash)
-	out.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
-	out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
-	out.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
-	out.Header.Set(schemas.HeaderEventTime, ev.Time.UTC().Format(time.RFC3339Nano))
-	if ev.Data.Inputs != nil && len(ev.Data.Inputs.Digests) > 0 {
-		imgs := ev.Data.Inputs.Digests
-		out.Header.Set(schemas.HeaderImages, schemas.ImagesHeader(imgs))
+	m := &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, EventTime: ev.Time, BomHash: hash, InputHash: ev.Data.InputHash, BOM: res.BOM}
+	if ev.Data.Inputs != nil {
+		m.Images = ev.Data.Inputs.Digests
 	}
-	out.Header.Set(jetstream.MsgIDHeader, schemas.BOMMsgID(w, changeSeq))
+	return m, nil
+}
+
+// message is m as a NATS message.
+func message(m *schemas.BOMMessage) (*nats.Msg, error) {
+	h, body, err := m.Encode()
+	if err != nil {
+		return nil, stream.Permanent(fmt.Errorf("outcome of %s: %w", m.Workload, err))
+	}
+	out := nats.NewMsg(m.Subject())
+	out.Header, out.Data = h, body
 	return out, nil
 }
 
-// publishAck stores out on BOMS and counts it.
-func (s *Service) publishAck(ctx context.Context, w schemas.Workload, out *nats.Msg) (stream.PubAck, error) {
-	reason := out.Header.Get(schemas.HeaderTombstoneReason)
+// publishAck stores out, the encoding of m, on BOMS and counts it.
+func (s *Service) publishAck(ctx context.Context, m *schemas.BOMMessage, out *nats.Msg) (stream.PubAck, error) {
 	what := "bom"
-	if reason != "" {
+	if m.IsTombstone() {
 		what = "tombstone"
 	}
-	ack, err := s.bus.Publish(ctx, out, out.Header.Get(jetstream.MsgIDHeader))
+	// The id the message carries: a repair may have taken it off.
+	ack, err := s.bus.Publish(ctx, out, out.Header.Get(schemas.HeaderMsgID))
 	if err != nil {
-		return ack, fmt.Errorf("publish %s of %s: %w", what, w, err)
+		return ack, fmt.Errorf("publish %s of %s: %w", what, m.Workload, err)
 	}
-	if reason != "" {
-		s.m.tombstones.WithLabelValues(reason).Inc()
+	if m.IsTombstone() {
+		s.m.tombstones.WithLabelValues(m.Tombstone).Inc()
 	} else {
 		s.m.rendered.Inc()
 	}
@@ -248,8 +258,8 @@ func (s *Service) lastOutcome(ctx context.Context, subject string) (outcome, err
 	if err != nil || last == nil {
 		return outcome{}, err
 	}
-	seq, _ := strconv.ParseUint(last.Header.Get(schemas.HeaderChangeSeq), 10, 64)
-	return outcome{changeSeq: seq, serving: last.Header.Get(schemas.HeaderTombstone) != "true"}, nil
+	m, _ := schemas.DecodeBOMMessage("", last.Header, last.Data) // what it can read of a malformed one
+	return outcome{changeSeq: m.ChangeSeq, serving: !m.IsTombstone()}, nil
 }
 
 // renderSafely runs the renderer, timing it and turning a panic into an error.
@@ -265,20 +275,8 @@ func (s *Service) renderSafely(ev schemas.WorkloadChange) (res transformer.Resul
 }
 
 // tombstone is the BOMS message saying that w's AI-BOM is no longer current.
-func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string) (*nats.Msg, error) {
-	body, err := schemas.CanonicalJSON(w)
-	if err != nil {
-		return nil, stream.Permanent(fmt.Errorf("tombstone of %s: %w", w, err))
-	}
-	out := nats.NewMsg(schemas.BOMsSubject(w))
-	out.Data = body
-	out.Header.Set(schemas.HeaderTombstone, "true")
-	out.Header.Set(schemas.HeaderTombstoneReason, reason)
-	out.Header.Set(schemas.HeaderWorkload, schemas.WorkloadHeader(w))
-	out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(changeSeq, 10))
-	out.Header.Set(schemas.HeaderEventTime, at.UTC().Format(time.RFC3339Nano))
-	out.Header.Set(jetstream.MsgIDHeader, schemas.BOMMsgID(w, changeSeq))
-	return out, nil
+func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string) (*schemas.BOMMessage, error) {
+	return &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, EventTime: at, Tombstone: reason}, nil
 }
 
 // Retry puts one dead letter of the transformer back through it: a redrive
