@@ -20,10 +20,17 @@ build:
 	$(GO) build -tags nocloudsinks -o $(BIN)-collector ./cmd/bomstream
 
 # test: everything CI runs: lint, the unit, integration and end-to-end tests,
-# and a short fuzz. The integration tests need kube-apiserver and etcd
-# (make kube-bins); without them they skip, except under CI=true.
+# and a short fuzz. The integration tests need kube-apiserver and etcd: they
+# are built first when KUBEBUILDER_ASSETS does not name them (see
+# kube-bins; a few CPU-minutes the first time, seconds after). The
+# external-server tests run bin/nats-server, built from the module cache.
 test: lint
-	KUBEBUILDER_ASSETS=$${KUBEBUILDER_ASSETS:-$(KUBE_BINS_DIR)} $(GO) test -count=1 -timeout 45m $(PKGS)
+	@assets="$${KUBEBUILDER_ASSETS:-}"; \
+	if [ -z "$$assets" ]; then assets="$$($(MAKE) --no-print-directory -s kube-bins | tail -n 1)"; fi; \
+	natsbin="$${BOMSTREAM_NATS_SERVER_BIN:-$(CURDIR)/bin/nats-server}"; \
+	[ -n "$${BOMSTREAM_NATS_SERVER_BIN:-}" ] || $(GO) build -o "$$natsbin" github.com/nats-io/nats-server/v2; \
+	echo "KUBEBUILDER_ASSETS=$$assets BOMSTREAM_NATS_SERVER_BIN=$$natsbin $(GO) test -count=1 -timeout 45m $(PKGS)"; \
+	KUBEBUILDER_ASSETS="$$assets" BOMSTREAM_NATS_SERVER_BIN="$$natsbin" $(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) fuzz
 
 # kube-bins: kube-apiserver and etcd for the integration tests (envtest),
