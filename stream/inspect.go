@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -58,27 +57,14 @@ func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState
 // its ack floor, so that every unsettled message comes again. Its stage's
 // dedupe must absorb what comes twice (a sink's ledger does).
 func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq uint64) error {
+	var err error
 	if seq == 0 {
-		return b.resetConsumer(ctx, streamName, durable)
+		_, err = b.js.ResetConsumer(ctx, streamName, durable)
+	} else {
+		_, err = b.js.ResetConsumerToSequence(ctx, streamName, durable, seq)
 	}
-	body, _ := json.Marshal(struct {
-		Seq uint64 `json:"seq"`
-	}{seq})
-	msg, err := b.nc.RequestWithContext(ctx, "$JS.API.CONSUMER.RESET."+streamName+"."+durable, body)
 	if err != nil {
 		return fmt.Errorf("reset consumer %s on %s to %d: %w", durable, streamName, seq, err)
-	}
-	var resp struct {
-		Error *struct {
-			Code        int    `json:"code"`
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return fmt.Errorf("reset consumer %s on %s to %d: %w", durable, streamName, seq, err)
-	}
-	if resp.Error != nil {
-		return fmt.Errorf("reset consumer %s on %s to %d: %s (%d)", durable, streamName, seq, resp.Error.Description, resp.Error.Code)
 	}
 	return nil
 }

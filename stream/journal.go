@@ -2,7 +2,6 @@ package stream
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -34,35 +33,12 @@ func (e *Engine) claim(ctx context.Context, cons jetstream.Consumer) error {
 	if info.NumAckPending == 0 && info.Delivered.Stream <= info.AckFloor.Stream {
 		return nil
 	}
-	if err := e.bus.resetConsumer(ctx, e.cfg.Stream, e.cfg.Durable); err != nil {
-		return err
+	if _, err := e.bus.js.ResetConsumer(ctx, e.cfg.Stream, e.cfg.Durable); err != nil {
+		return fmt.Errorf("rewind consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
 	}
 	e.recovered.Store(info.Delivered.Stream)
 	e.log.Info("a previous process left messages unsettled: taking them again from the ack floor",
 		zap.Uint64("ackFloor", info.AckFloor.Stream), zap.Uint64("delivered", info.Delivered.Stream), zap.Int("pending", info.NumAckPending))
-	return nil
-}
-
-// resetConsumer rewinds a consumer to its ack floor: every message after it
-// is delivered again, in order, as if for the first time.
-func (b *Bus) resetConsumer(ctx context.Context, streamName, durable string) error {
-	subj := "$JS.API.CONSUMER.RESET." + streamName + "." + durable
-	msg, err := b.nc.RequestWithContext(ctx, subj, nil)
-	if err != nil {
-		return fmt.Errorf("rewind consumer %s on %s: %w", durable, streamName, err)
-	}
-	var resp struct {
-		Error *struct {
-			Code        int    `json:"code"`
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return fmt.Errorf("rewind consumer %s on %s: %w", durable, streamName, err)
-	}
-	if resp.Error != nil {
-		return fmt.Errorf("rewind consumer %s on %s: %s (%d)", durable, streamName, resp.Error.Description, resp.Error.Code)
-	}
 	return nil
 }
 

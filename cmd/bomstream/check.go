@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/check"
 )
 
@@ -61,6 +63,7 @@ func (p *pipeline) checker() (*check.Checker, error) {
 	}
 	return check.New(p.bus, check.Config{
 		Transformer:        p.svc,
+		Ledgers:            ledgers{p.bus},
 		TransformerDurable: p.svc.Durable(),
 		SinkDurable: func(sink string) string {
 			if d, ok := durables[sink]; ok {
@@ -69,6 +72,19 @@ func (p *pipeline) checker() (*check.Checker, error) {
 			return schemas.SinkDurable(sink)
 		},
 	})
+}
+
+// ledgers reads the sinks' ledgers for a check, as the sink runner keeps
+// them.
+type ledgers struct{ bus *stream.Bus }
+
+func (l ledgers) ReadLedger(ctx context.Context, sink string) ([]check.Applied, []string, error) {
+	entries, bad, err := runner.ReadLedger(ctx, l.bus, sink)
+	out := make([]check.Applied, len(entries))
+	for i, a := range entries {
+		out[i] = check.Applied{Cluster: a.Cluster, UID: a.UID, ChangeSeq: a.ChangeSeq, Workload: a.Workload}
+	}
+	return out, bad, err
 }
 
 // checkStore checks, repairs when asked, and fails when problems remain.

@@ -25,10 +25,27 @@ type Transformer interface {
 	Publish(ctx context.Context, out *nats.Msg) (duplicate bool, err error)
 }
 
+// Applied is a sink ledger's record of one workload: the last version the
+// sink applied.
+type Applied struct {
+	Cluster, UID string
+	ChangeSeq    uint64
+	Workload     string // cluster/namespace/kind/name, for the report
+}
+
+// Ledgers reads the sinks' ledgers (the sink runner keeps them).
+type Ledgers interface {
+	// ReadLedger returns every entry of sink's ledger; keys it cannot read
+	// are listed in bad.
+	ReadLedger(ctx context.Context, sink string) (entries []Applied, bad []string, err error)
+}
+
 // Config says where the stages keep their state.
 type Config struct {
 	// Transformer renders events whose outcome BOMS lacks; required.
 	Transformer Transformer
+	// Ledgers reads the sinks' ledgers, held against BOMS; required.
+	Ledgers Ledgers
 	// TransformerDurable is the transformer's consumer on CHANGES
 	// (default "transformer").
 	TransformerDurable string
@@ -45,8 +62,8 @@ type Checker struct {
 
 // New prepares a check of the store bus is connected to.
 func New(bus *stream.Bus, cfg Config) (*Checker, error) {
-	if bus == nil || cfg.Transformer == nil {
-		return nil, errors.New("check: bus and transformer are required")
+	if bus == nil || cfg.Transformer == nil || cfg.Ledgers == nil {
+		return nil, errors.New("check: bus, transformer and ledgers are required")
 	}
 	if cfg.TransformerDurable == "" {
 		cfg.TransformerDurable = schemas.StageTransformer

@@ -67,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(bus, Config{Transformer: svc})
+	c, err := New(bus, Config{Transformer: svc, Ledgers: runnerLedgers{bus}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,4 +310,16 @@ func TestConsumersAndLedgers(t *testing.T) {
 	if r := f.check(); r.Problems() != 0 || r.BOMs.Msgs != 6 {
 		t.Fatalf("after a new change, BOMS holds %d messages, want 6:\n%s", r.BOMs.Msgs, printed(r))
 	}
+}
+
+// runnerLedgers reads the ledgers the sink runner keeps, as bomstream does.
+type runnerLedgers struct{ bus *stream.Bus }
+
+func (l runnerLedgers) ReadLedger(ctx context.Context, sink string) ([]Applied, []string, error) {
+	entries, bad, err := runner.ReadLedger(ctx, l.bus, sink)
+	out := make([]Applied, len(entries))
+	for i, a := range entries {
+		out[i] = Applied{Cluster: a.Cluster, UID: a.UID, ChangeSeq: a.ChangeSeq, Workload: a.Workload}
+	}
+	return out, bad, err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
 )
 
@@ -67,7 +66,7 @@ func (s *scan) ledgers(ctx context.Context) error {
 		lost[m.seq] = true
 	}
 	for _, sink := range sinks {
-		entries, bad, err := runner.ReadLedger(ctx, s.c.bus, sink)
+		entries, bad, err := s.c.cfg.Ledgers.ReadLedger(ctx, sink)
 		if err != nil {
 			return err
 		}
