@@ -32,7 +32,7 @@ func (d *dryRun) Export(ctx context.Context, b BOM) error {
 	}
 	d.log.Info("dry run: would export",
 		zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash),
-		zap.Uint64("changeSeq", b.ChangeSeq), zap.Int("bytes", len(b.Body)))
+		zap.Uint64("changeSeq", b.ChangeSeq), zap.Int("bytes", len(b.Body)), zap.Bool("superseded", b.Superseded))
 	return nil
 }
 
@@ -41,7 +41,7 @@ func (d *dryRun) Tombstone(ctx context.Context, t Tombstone) error {
 		return err
 	}
 	d.log.Info("dry run: would tombstone",
-		zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
+		zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq), zap.Bool("stale", t.Stale))
 	return nil
 }
 

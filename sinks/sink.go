@@ -30,10 +30,17 @@ type BOM struct {
 	// resolved from running pods (for referrers in an OCI registry).
 	Images []schemas.ImageDigest
 	Body   []byte // CycloneDX 1.6 JSON
+	// Superseded says that the runner has applied a newer version of a
+	// workload with this name (this one, or one re-created under its name)
+	// before this one: a replay that ignores the ledger, or a late message
+	// of a deleted workload. A sink that keeps history stores the BOM as
+	// history, and one that presents a latest BOM per name leaves it alone.
+	Superseded bool
 }
 
-// Check verifies that b is what its name says before a sink stores it: a
-// well-formed BomHash, the SHA-256 of Body, and a Body that is JSON. Its
+// Check verifies that b is what its name says: a well-formed BomHash, the
+// SHA-256 of Body, and a Body that is JSON. The runner calls it once per
+// delivery, before Export, so a sink receives only BOMs that pass. Its
 // error is permanent: the same bytes never pass.
 func (b BOM) Check() error {
 	if !schemas.ValidBomHash(b.BomHash) {
@@ -65,35 +72,61 @@ type Tombstone struct {
 	ChangeSeq uint64
 	StreamSeq uint64
 	Time      time.Time
+	// Stale says that the runner has applied a newer version of a workload
+	// with this name (this one, or one re-created under its name) before
+	// this tombstone: it retires nothing that is current, and a sink that
+	// presents a latest BOM per name ignores it.
+	Stale bool
 }
 
 // Sink writes BOMs to one store.
 //
-// Implementations only write and classify errors; the runner owns ordering,
-// retries, dedupe, acks and the dead-letter path. The runner calls Export and
-// Tombstone for one workload at a time, in change order, and never again for
-// a version its ledger records as applied; it calls them concurrently for
-// different workloads.
+// The runner (package sinks/runner) owns everything but the store: order,
+// retries, dedupe, acks and the dead-letter path. What it guarantees a sink:
+//
+//   - Calls about one workload name (cluster, namespace, kind, name) come one
+//     at a time; calls about different names come concurrently.
+//   - A BOM passed BOM.Check: its hash is well formed and names its body,
+//     which is JSON. A BOM that fails is dead-lettered without a call.
+//   - A version the runner's ledger records as applied is not passed again,
+//     except after a failure between the store's write and the ledger's
+//     (the same version, once more) and in a replay that ignores the ledger.
+//   - Order is told, not implied: a BOM older than a version the runner
+//     applied for the same name comes with Superseded set, and such a
+//     tombstone with Stale set. Without them a call is newer than every
+//     version of its name the runner applied, and the sink may make it
+//     current. The flags are about names; a store keyed by workload uid
+//     need not read them (versions of one workload come in order, but for
+//     a replay that ignores the ledger).
+//   - A latest-only runner (Type.LatestOnly) skips superseded BOMs instead
+//     of passing them.
+//
+// What a sink still does: write idempotently (the same version again
+// changes nothing the store presents), leave no partial state a retry would
+// not repair (after a crash, a canceled context or an outage), classify its
+// errors with Permanent, and keep what its store needs for that, nothing
+// more: no version bookkeeping of its own.
 type Sink interface {
 	// Name identifies this sink instance in config, metrics, logs, its
 	// durable consumer and its ledger. It matches ValidateName.
 	Name() string
 
 	// Export writes one BOM. It must be idempotent: exporting the same BomHash
-	// again changes nothing and returns nil. It blocks until the BOM is
-	// durable in the store or ctx is done; when ctx is done it returns an
-	// error wrapping ctx.Err() and leaves no partial state that a later
-	// Export would not repair. It is safe for concurrent use with different
-	// workloads. Errors are transient (worth a retry) unless wrapped by
-	// Permanent; an error text must not carry a credential (the runner
-	// scrubs it again before it is logged or dead-lettered).
+	// again changes nothing and returns nil. A BOM with Superseded set
+	// changes nothing the sink presents as the workload's latest. It blocks
+	// until the BOM is durable in the store or ctx is done; when ctx is done
+	// it returns an error wrapping ctx.Err() and leaves no partial state
+	// that a later Export would not repair. It is safe for concurrent use
+	// with different workloads. Errors are transient (worth a retry) unless
+	// wrapped by Permanent; an error text must not carry a credential (the
+	// runner scrubs it again before it is logged or dead-lettered).
 	Export(ctx context.Context, bom BOM) error
 
 	// Tombstone records that the workload's last BOM is no longer current
 	// (t.Reason says why). It is idempotent, blocks like Export, and
-	// classifies errors the same way. A tombstone whose ChangeSeq is older
-	// than the latest BOM the sink holds for the same name may be ignored,
-	// and so may one of a workload the sink never exported.
+	// classifies errors the same way. A tombstone with Stale set is ignored
+	// by a sink that presents a latest BOM per name, and a tombstone of a
+	// workload the sink never exported may be ignored.
 	Tombstone(ctx context.Context, t Tombstone) error
 
 	// Close releases the sink's resources. Export and Tombstone must not be

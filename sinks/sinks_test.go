@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
@@ -155,5 +157,23 @@ func TestBOMCheck(t *testing.T) {
 		if err == nil || !sinks.IsPermanent(err) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), good.Workload.String()) {
 			t.Errorf("%s: %v, want a permanent error saying %q about %s", name, err, c.want, good.Workload)
 		}
+	}
+}
+
+// RegisterMetric returns the family an earlier sink registered, so that
+// sinks of one type share it.
+func TestRegisterMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	opts := prometheus.CounterOpts{Name: "bomstream_test_total", Help: "Test."}
+	first, err := sinks.RegisterMetric(reg, prometheus.NewCounterVec(opts, []string{"sink"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := sinks.RegisterMetric(reg, prometheus.NewCounterVec(opts, []string{"sink"}))
+	if err != nil || second != first {
+		t.Fatalf("second registration: %v, same family %v", err, second == first)
+	}
+	if _, err := sinks.RegisterMetric(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "bomstream_test_total", Help: "Other."}, []string{"sink"})); err == nil {
+		t.Fatal("a different collector under the same name registered")
 	}
 }

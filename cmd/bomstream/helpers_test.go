@@ -19,7 +19,6 @@ import (
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
@@ -260,8 +259,8 @@ func listing(t *testing.T, root string) map[string]fileState {
 	t.Helper()
 	out := map[string]fileState{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == file.JournalFile {
-			return err // the sink's journal is its own bookkeeping
+		if err != nil || d.IsDir() {
+			return err
 		}
 		fi, err := d.Info()
 		if err != nil {

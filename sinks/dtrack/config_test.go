@@ -28,9 +28,6 @@ func TestDecodeConfig(t *testing.T) {
 	if c.ProcessingTimeout != 90*time.Second || c.PollInterval != 500*time.Millisecond || *c.Hierarchy || c.OnTombstone != "delete" {
 		t.Fatalf("decoded %+v", c)
 	}
-	if _, err := reg.Decode(dtrack.Type, map[string]any{"url": "https://x", "apiKeyEnv": "K", "apikey": "secret"}); err == nil || !strings.Contains(err.Error(), `unknown key "apikey"`) {
-		t.Fatalf("unknown key: %v", err)
-	}
 }
 
 func TestValidateNamesTheKey(t *testing.T) {

@@ -25,9 +25,12 @@
 // survives an outage: errors while polling do not end it, and when it does
 // end unconfirmed the token is kept, so that the retry waits again instead
 // of uploading a second time. An Export of the BOM this process last
-// imported into an untouched project is a no-op. Dependency-Track replaces
-// a project's components with each upload, so the sink keeps only the
-// latest state (SinkType.LatestOnly); the history stays in the stream.
+// imported into an untouched project is a no-op: the token and the import
+// this process saw, per project, are all the state the sink keeps. Order is
+// the runner's. Dependency-Track replaces a project's components with each
+// upload, so the sink keeps only the latest state (SinkType.LatestOnly: the
+// runner skips superseded BOMs; one that comes anyway changes nothing); the
+// history stays in the stream.
 //
 // Each project carries the tags cluster:<name>, namespace:<name>,
 // kind:<kind>, runtime:<name> for each serving runtime in the BOM, and the
@@ -36,7 +39,10 @@
 // PORTFOLIO_MANAGEMENT). A tombstone deactivates the project (PATCH with
 // active false and isLatest as it was, since PATCH takes an absent active
 // as true and an absent isLatest as false), deletes it, or keeps it; a
-// later BOM of the same workload reactivates it.
+// later BOM of the same workload reactivates it. A stale tombstone
+// (sinks.Tombstone.Stale: the workload was re-created under its name and
+// its new BOM came first) is ignored. The order flags are about names: with
+// templates that name projects by .UID they do not apply, and are not read.
 //
 // Errors: 401 and 403 are permanent and name the permission the key lacks;
 // a 404 for the project (autoCreate off) and every 400 (the schema errors

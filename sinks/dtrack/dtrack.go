@@ -58,6 +58,10 @@ type Sink struct {
 	log  *zap.Logger
 	m    *metrics
 	tpl  struct{ name, version, cluster, namespace *template.Template }
+	// byName: a project is named by the workload's name, not its uid, so
+	// the runner's order flags (sinks.BOM.Superseded, sinks.Tombstone.Stale),
+	// which are about names, are about the project.
+	byName bool
 
 	connMu sync.Mutex
 	c      *dtrack.Client
@@ -69,15 +73,15 @@ type Sink struct {
 	locks    [64]sync.Mutex          // striped by workload project
 }
 
-// projectState is what this process last did to a workload's project. It
-// lets a retry resume the wait for an upload instead of uploading again, and
-// makes re-exporting an imported BOM a no-op.
+// projectState is what this process last did to a workload's project: what
+// Dependency-Track's asynchronous import needs for idempotence. It lets a
+// retry resume the wait for an upload instead of uploading again, and makes
+// re-exporting an imported BOM a no-op. Order is the runner's.
 type projectState struct {
-	bomHash   string
-	changeSeq uint64
-	token     string // set while the upload's import is unconfirmed
-	before    int    // lastBomImport before that upload
-	imported  int    // lastBomImport of the confirmed import
+	bomHash  string
+	token    string // set while the upload's import is unconfirmed
+	before   int    // lastBomImport before that upload
+	imported int    // lastBomImport of the confirmed import
 }
 
 // New validates cfg, reads the API key and returns a sink. It does not
@@ -111,7 +115,7 @@ func New(cfg Config, deps sinks.Deps) (*Sink, error) {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	s := &Sink{
-		name: deps.Name, cfg: cfg, log: deps.Log,
+		name: deps.Name, cfg: cfg, log: deps.Log, byName: !strings.Contains(cfg.ProjectName+cfg.ProjectVersion, ".UID"),
 		hc:      &http.Client{Timeout: cfg.RequestTimeout, Transport: apiKey{key: key, next: tr}},
 		parents: map[string]uuid.UUID{}, parentMu: map[string]*sync.Mutex{}, state: map[string]projectState{},
 	}

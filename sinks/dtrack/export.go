@@ -24,7 +24,8 @@ var errNotImported = errors.New("not imported")
 // Export implements sinks.Sink: it uploads the BOM to the workload's
 // project (creating it and its parents when missing), waits until
 // Dependency-Track has imported it, and reactivates a project a tombstone
-// had deactivated.
+// had deactivated. A superseded BOM changes nothing: a project holds the
+// components of its last upload only.
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
@@ -33,8 +34,9 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	if err != nil {
 		return err
 	}
-	if !json.Valid(b.Body) {
-		return sinks.Permanent(fmt.Errorf("export %s: the BOM is not JSON", b.Workload))
+	if b.Superseded && s.byName {
+		s.log.Debug("superseded: a newer BOM of this name was exported", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
+		return nil
 	}
 	c, err := s.client(ctx)
 	if err != nil {
@@ -93,7 +95,7 @@ func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.B
 	if err != nil {
 		return err
 	}
-	s.setState(t, projectState{bomHash: b.BomHash, changeSeq: b.ChangeSeq, token: token, before: before})
+	s.setState(t, projectState{bomHash: b.BomHash, token: token, before: before})
 	waitStart := time.Now()
 	p, err := s.await(ctx, c, t, token, before)
 	if errors.Is(err, errNotImported) {
@@ -111,7 +113,7 @@ func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.B
 // change: it reactivates an inactive project (a tombstone deactivated it)
 // and moves an existing project under its parent.
 func (s *Sink) imported(ctx context.Context, c *dtrack.Client, t target, b sinks.BOM, p dtrack.Project, parent *uuid.UUID) error {
-	s.setState(t, projectState{bomHash: b.BomHash, changeSeq: b.ChangeSeq, imported: p.LastBOMImport})
+	s.setState(t, projectState{bomHash: b.BomHash, imported: p.LastBOMImport})
 	reparent := parent != nil && (p.ParentRef == nil || p.ParentRef.UUID != *parent)
 	if p.Active && !reparent {
 		s.log.Debug("exported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash), zap.String("project", p.UUID.String()))

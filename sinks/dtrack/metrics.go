@@ -3,7 +3,7 @@ package dtrack
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/sinks"
 )
 
 // metrics are the sink's own series, labelled sink=<name>; the runner
@@ -24,13 +24,13 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		Help: "Time Dependency-Track took to import an uploaded BOM, as seen by polling.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"sink"})
 	if reg != nil {
 		var err error
-		if uploads, err = stream.Register(reg, uploads); err != nil {
+		if uploads, err = sinks.RegisterMetric(reg, uploads); err != nil {
 			return nil, err
 		}
-		if export, err = stream.Register(reg, export); err != nil {
+		if export, err = sinks.RegisterMetric(reg, export); err != nil {
 			return nil, err
 		}
-		if processing, err = stream.Register(reg, processing); err != nil {
+		if processing, err = sinks.RegisterMetric(reg, processing); err != nil {
 			return nil, err
 		}
 	}

@@ -13,9 +13,8 @@ import (
 
 // Tombstone implements sinks.Sink: it deactivates the workload's project,
 // deletes it, or keeps it, as OnTombstone says. A workload without a project
-// has nothing to do, and a tombstone older than the last BOM this process
-// exported to the same project (a workload re-created under its old name)
-// is ignored.
+// has nothing to do, and a stale tombstone (a newer version of the name was
+// exported: a workload re-created under its old name) is ignored.
 func (s *Sink) Tombstone(ctx context.Context, ts sinks.Tombstone) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("tombstone %s: %w", ts.Workload, err)
@@ -23,6 +22,11 @@ func (s *Sink) Tombstone(ctx context.Context, ts sinks.Tombstone) error {
 	t, err := s.target(ts.Workload)
 	if err != nil {
 		return err
+	}
+	if ts.Stale && s.byName {
+		s.log.Info("stale tombstone ignored: a newer version of this name was exported",
+			zap.Stringer("workload", ts.Workload), zap.Uint64("changeSeq", ts.ChangeSeq))
+		return nil
 	}
 	if s.cfg.OnTombstone == TombstoneKeep {
 		s.log.Debug("tombstone kept as configured", zap.Stringer("workload", ts.Workload), zap.String("reason", ts.Reason))
@@ -42,11 +46,6 @@ func (s *Sink) Tombstone(ctx context.Context, ts sinks.Tombstone) error {
 }
 
 func (s *Sink) tombstone(ctx context.Context, c *dtrack.Client, t target, ts sinks.Tombstone) error {
-	if st := s.getState(t); st.changeSeq > ts.ChangeSeq {
-		s.log.Info("stale tombstone ignored: a newer BOM was exported to the project",
-			zap.Stringer("workload", ts.Workload), zap.Uint64("changeSeq", ts.ChangeSeq), zap.Uint64("exportedChangeSeq", st.changeSeq))
-		return nil
-	}
 	p, found, err := s.lookup(ctx, c, t.name, t.version)
 	if err != nil {
 		return err

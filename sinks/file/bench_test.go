@@ -7,8 +7,9 @@ import (
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
 
-// BenchmarkExport measures one new BOM per iteration (three fsynced files and
-// a directory fsync) and, in the Again variant, the idempotent re-export.
+// BenchmarkExport measures one new BOM per iteration (its file, the latest
+// link and a flush of the file system) and, in the Again variant, the
+// idempotent re-export.
 func BenchmarkExport(b *testing.B) {
 	s, err := New(Config{Dir: b.TempDir()}, nil)
 	if err != nil {

@@ -86,16 +86,9 @@ func (c *committer) loop() {
 	}
 }
 
-// flush writes the journal lines put since the last batch and, when the
-// sink is durable, makes everything written under the sink's tree durable;
-// see flushFS for the platform's way.
+// flush makes everything written under the sink's tree durable; see
+// flushFS for the platform's way.
 func (s *Sink) flush() error {
-	if err := s.journal.writePending(); err != nil {
-		return err
-	}
-	if !s.fsync {
-		return nil
-	}
 	d, err := os.Open(s.dir)
 	if errors.Is(err, fs.ErrNotExist) { // nothing written yet, or the tree was removed
 		if err = os.MkdirAll(s.dir, 0o755); err == nil {

@@ -8,21 +8,24 @@
 //	<bomhash-hex>.cdx.json  one file per distinct BOM, named by the hash of its bytes
 //	latest.cdx.json         the current BOM: a hard link to its <bomhash-hex>.cdx.json,
 //	                        absent while the workload is deleted or not serving
-//	tombstone.json          present while it is: {"reason","changeSeq","time"}
+//	tombstone.json          present while it is: {"reason","changeSeq","time","bomHash"},
+//	                        bomHash naming the BOM that was current until then
 //
-// and the root holds .bomstream-state.jsonl, the journal of every workload's
-// last applied version (change sequence, bomHash, tombstone reason), one
-// JSON line per version, compacted when the sink opens it. A BOM therefore
-// costs about five system calls: its directory (once), its file (open, write,
-// close) and the link, plus a share of one append to the journal.
+// The tree is all the state there is: the runner tells the sink about order
+// (sinks.BOM.Superseded, sinks.Tombstone.Stale), so the sink keeps no
+// record of versions. What it learns of a workload directory the first time
+// it looks (which files are there; temporary files a crash left are
+// removed then) it keeps in memory, and updates with its own writes. A BOM
+// therefore costs about four system calls: its file (open, write, close)
+// and the link, plus a look at its directory once per process.
 //
 // Durability is group-committed: the exports in flight at one moment share
-// one flush of the file system (syncfs(2) on Linux) after the journal's
-// lines are appended, and no Export returns before the flush that covers
-// it. Under load (the last flush covered more than one export) a flush
-// starts no sooner than five times the last one's duration (at least 1 ms,
-// at most FlushInterval, 10 ms) after the one before: slow flushes are
-// made fewer and cover more exports; a lone export is flushed at once.
+// one flush of the file system (syncfs(2) on Linux), and no Export returns
+// before the flush that covers it. Under load (the last flush covered more
+// than one export) a flush starts no sooner than five times the last one's
+// duration (at least 1 ms, at most FlushInterval, 10 ms) after the one
+// before: slow flushes are made fewer and cover more exports; a lone export
+// is flushed at once.
 // `fsync: false` (Config.Fsync) skips the flush, at the price of losing
 // the last exports on a machine crash (not a process crash).
 //
@@ -31,15 +34,18 @@
 // crash is noticed (its bytes do not hash to its name) and written again by
 // the next Export of that BOM. latest.cdx.json is swapped atomically (a link
 // under a temporary name, renamed), and, being a hard link, reads the same
-// with cat, in Git and through object-store syncs.
+// with cat, in Git and through object-store syncs. tombstone.json is written
+// only once latest.cdx.json is gone, and goes before a new one is linked:
+// whatever a crash interrupts, the two are never there together, and the
+// redelivered call completes the step.
 //
-// Export of a BOM whose change sequence is older than the workload's state
-// keeps the BOM file (history) but leaves latest alone; a newer Export after
-// a tombstone makes the workload current again; a tombstone older than the
-// state is ignored. Path segments come from Kubernetes names, which are DNS
-// subdomains, but any segment that could escape the tree ("", ".", "..", or
-// one containing a slash, backslash or NUL) is rejected with a permanent
-// error.
+// A superseded BOM is kept as history (its file) and leaves latest alone; an
+// Export after a tombstone makes the workload current again; a stale
+// tombstone, and one of a workload with no directory, change nothing.
+//
+// Path segments come from Kubernetes names, which are DNS subdomains, but
+// any segment that could escape the tree ("", ".", "..", or one containing
+// a slash, backslash or NUL) is rejected with a permanent error.
 //
 // One Sink serialises writes per workload directory, keeps what it knows in
 // memory, and is safe for concurrent use; it assumes it is the only writer

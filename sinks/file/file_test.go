@@ -26,9 +26,8 @@ func newSink(t *testing.T) *Sink {
 	return s
 }
 
-// inspect reads the tree the way a person would: BOM files, the state file,
-// and the latest link (checked against the state: present and pointing at
-// its BOM while current, absent once tombstoned).
+// inspect reads the tree the way a person would: BOM files (each checked
+// against its name), the latest link and the tombstone marker, never both.
 func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 	t.Helper()
 	s := ss.(*Sink)
@@ -63,47 +62,62 @@ func inspect(t *testing.T, ss sinks.Sink, w schemas.Workload) sinktest.Stored {
 			t.Errorf("unexpected file %s", n)
 		}
 	}
-	var cur State
-	if states, err := ReadStates(s.Dir()); err == nil {
-		rel, _ := filepath.Rel(s.Dir(), dir)
-		cur = states[filepath.ToSlash(rel)]
+	cur, err := readState(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, markErr := os.Stat(filepath.Join(dir, TombstoneFile))
-	if (cur.Tombstone != "") != (markErr == nil) {
-		t.Errorf("%s: journal says tombstone %q, %s present: %v", w, cur.Tombstone, TombstoneFile, markErr == nil)
+	_, latestErr := os.Stat(filepath.Join(dir, LatestFile))
+	if cur.Tombstone != "" && latestErr == nil {
+		t.Errorf("%s: both %s and %s are there", w, LatestFile, TombstoneFile)
 	}
 	st.Latest, st.Tombstoned = cur.BomHash, cur.Tombstone != ""
-	latest, err := os.ReadFile(filepath.Join(dir, LatestFile))
-	switch {
-	case st.Tombstoned && !errors.Is(err, fs.ErrNotExist):
-		t.Errorf("%s tombstoned (%s) but %s is there (%v)", w, cur.Tombstone, LatestFile, err)
-	case !st.Tombstoned && cur.BomHash != "" && err != nil:
-		t.Errorf("%s: %v", LatestFile, err)
-	case !st.Tombstoned && cur.BomHash != "" && schemas.BomHash(latest) != cur.BomHash:
-		t.Errorf("%s hashes to %s but the journal says %s", LatestFile, schemas.BomHash(latest), cur.BomHash)
-	}
 	return st
+}
+
+// outage takes the tree away and puts a file in its place, so that every
+// path under it fails (ENOTDIR), or puts it back. A read-only directory
+// would not do: the tests may run as root, whom permissions do not stop.
+func outage(t *testing.T, ss sinks.Sink, down bool) {
+	t.Helper()
+	root := ss.(*Sink).Dir()
+	away := root + ".away"
+	if down {
+		if err := os.Rename(root, away); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(root, []byte("the store is down\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.Remove(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(away, root); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestConformance(t *testing.T) {
 	bad := func(mut func(*schemas.Workload)) sinks.BOM {
 		w := sinktest.Workload("x")
 		mut(&w)
-		b := sinktest.NewBOM(w, 1)
-		return b
+		return sinktest.NewBOM(w, 1)
 	}
-	mismatched := sinktest.NewBOM(sinktest.Workload("mismatch"), 1)
-	mismatched.Body = append([]byte(nil), mismatched.Body...)
-	mismatched.Body[len(mismatched.Body)-1] = ' '
 	traversal := bad(func(w *schemas.Workload) { w.Name = ".." })
 	sinktest.Run(t, func(t *testing.T) sinks.Sink { return newSink(t) }, sinktest.Options{
 		Inspect: inspect,
+		Outage:  outage,
+		Type:    SinkType,
+		Config:  map[string]any{"dir": t.TempDir(), "fsync": true, "flushInterval": "5ms"},
+		// The tree is local and made by the first write; `bomstream sink
+		// check` reports that the file sink has no checks.
+		NoChecker: "the file sink has no checks: its tree is made by the first write",
 		Invalid: []sinks.BOM{
 			traversal,
 			bad(func(w *schemas.Workload) { w.Namespace = "../../etc" }),
 			bad(func(w *schemas.Workload) { w.Cluster = "." }),
 			bad(func(w *schemas.Workload) { w.Kind = `a\b` }),
-			mismatched,
 		},
 		InvalidTombstones: []sinks.Tombstone{sinktest.NewTombstone(traversal.Workload, 2)},
 	})
@@ -137,21 +151,10 @@ func TestLayoutIsReadable(t *testing.T) {
 	}
 }
 
-func TestOlderExportKeepsLatest(t *testing.T) {
-	s := newSink(t)
-	w := sinktest.Workload("order")
-	b1, b2 := sinktest.NewBOM(w, 10), sinktest.NewBOM(w, 20)
-	for _, b := range []sinks.BOM{b2, b1} {
-		if err := s.Export(context.Background(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := inspect(t, s, w); got != (sinktest.Stored{BOMs: 2, Latest: b2.BomHash}) {
-		t.Fatalf("got %+v", got)
-	}
-}
-
-func TestTombstoneOrdering(t *testing.T) {
+// The marker says why and what it retired, ReadStates reads it, and a new
+// sink on the same tree (a restart) knows the workload is tombstoned: an
+// older BOM does not revive it, a newer one does.
+func TestTombstoneMarkerAndRestart(t *testing.T) {
 	ctx := context.Background()
 	s := newSink(t)
 	w := sinktest.Workload("recreated")
@@ -159,49 +162,36 @@ func TestTombstoneOrdering(t *testing.T) {
 	if err := s.Export(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	// A tombstone of an older version changes nothing.
-	if err := s.Tombstone(ctx, sinktest.NewTombstone(w, 20)); err != nil {
-		t.Fatal(err)
-	}
-	if got := inspect(t, s, w); got.Tombstoned {
-		t.Fatalf("stale tombstone applied: %+v", got)
-	}
 	ts := sinktest.NewTombstone(w, 40)
 	ts.Reason = sinks.ReasonNotServing
 	if err := s.Tombstone(ctx, ts); err != nil {
-		t.Fatal(err)
-	}
-	// An export older than the tombstone is history: stored, not a revival.
-	if err := s.Export(ctx, sinktest.NewBOM(w, 35)); err != nil {
-		t.Fatal(err)
-	}
-	if got := inspect(t, s, w); !got.Tombstoned || got.BOMs != 2 {
-		t.Fatalf("got %+v, want 2 BOMs and still tombstoned", got)
-	}
-	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	states, err := ReadStates(s.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := states["dev/ml/Deployment/recreated"]; st.ChangeSeq != 40 || st.Tombstone != sinks.ReasonNotServing || st.Time == "" || st.BomHash != b.BomHash {
-		t.Fatalf("journal state %+v", st)
+	if st := states["dev/ml/Deployment/recreated"]; st.ChangeSeq != 40 || st.Tombstone != sinks.ReasonNotServing || st.Time == "" || st.BomHash != b.BomHash || len(states) != 1 {
+		t.Fatalf("states %+v", states)
 	}
 	marker, err := os.ReadFile(filepath.Join(s.Dir(), "dev", "ml", "Deployment", "recreated", TombstoneFile))
-	if err != nil || !strings.Contains(string(marker), `"reason":"not-serving"`) {
+	if err != nil || !strings.Contains(string(marker), `"reason":"not-serving"`) || !strings.Contains(string(marker), `"bomHash":"`+b.BomHash+`"`) {
 		t.Fatalf("%s: %s (%v)", TombstoneFile, marker, err)
 	}
-	// The state survives a new sink on the same tree (a restart).
 	s2, err := New(Config{Dir: s.Dir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Export(ctx, sinktest.NewBOM(w, 38)); err != nil {
+	older := sinktest.NewBOM(w, 38)
+	older.Superseded = true
+	if err := s2.Export(ctx, older); err != nil {
 		t.Fatal(err)
 	}
-	if got := inspect(t, s2, w); !got.Tombstoned {
+	if got := inspect(t, s2, w); !got.Tombstoned || got.BOMs != 2 {
 		t.Fatalf("after a restart an older export revived the workload: %+v", got)
+	}
+	if err := s2.Tombstone(ctx, ts); err != nil { // redelivered: nothing changes
+		t.Fatal(err)
 	}
 	b50 := sinktest.NewBOM(w, 50)
 	if err := s2.Export(ctx, b50); err != nil {
@@ -304,7 +294,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-func TestSinkTypeDecodesStrictly(t *testing.T) {
+func TestSinkTypeDecodes(t *testing.T) {
 	dir := t.TempDir()
 	reg := sinks.Registry{Type: SinkType}
 	cfg, err := reg.Decode(Type, map[string]any{"dir": dir, "fsync": false})
@@ -317,10 +307,6 @@ func TestSinkTypeDecodesStrictly(t *testing.T) {
 	}
 	if s.Name() != "archive" || s.(*Sink).Dir() != dir || s.(*Sink).fsync {
 		t.Fatalf("got name %q dir %q fsync %v", s.Name(), s.(*Sink).Dir(), s.(*Sink).fsync)
-	}
-	_, err = reg.Decode(Type, map[string]any{"dir": dir, "layuot": "x"})
-	if err == nil || !strings.Contains(err.Error(), `unknown key "layuot" (known: dir, flushInterval, fsync)`) {
-		t.Fatalf("got %v, want an error naming the unknown key and the known ones", err)
 	}
 	_, err = reg.Decode(Type, map[string]any{"fsync": "sometimes"})
 	if err == nil || !strings.Contains(err.Error(), "sometimes") {
@@ -343,86 +329,5 @@ func TestTombstoneOfNeverExportedWorkloadWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("a tombstone of a workload with no BOM created %s (stat: %v)", dir, err)
-	}
-}
-
-// The journal survives a crash in the middle of an append (the torn line is
-// dropped: that version was never acknowledged) and is compacted to one line
-// per workload when a sink opens it.
-func TestJournalTornLineAndCompaction(t *testing.T) {
-	dir := t.TempDir()
-	s, err := New(Config{Dir: dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := sinktest.Workload("journaled")
-	for seq := uint64(1); seq <= 3; seq++ {
-		if err := s.Export(context.Background(), sinktest.NewBOM(w, seq)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, JournalFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(`{"dir":"dev/ml/Deployment/journaled","changeSeq":9`); err != nil { // torn
-		t.Fatal(err)
-	}
-	f.Close()
-	s2, err := New(Config{Dir: dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b4 := sinktest.NewBOM(w, 4)
-	if err := s2.Export(context.Background(), b4); err != nil {
-		t.Fatal(err)
-	}
-	if got := inspect(t, s2, w); got.Latest != b4.BomHash || got.BOMs != 4 {
-		t.Fatalf("after reopening: %+v", got)
-	}
-	if err := s2.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Count(string(raw), "\n"); lines != 2 { // compacted to 1, then change 4 appended
-		t.Fatalf("journal holds %d lines, want 2:\n%s", lines, raw)
-	}
-}
-
-// An append that fails half way (a full disk, say) leaves a half line; the
-// retry must not glue its first line to it, or that workload's state would
-// be lost when the journal is next read.
-func TestJournalRetryAfterHalfWrittenAppend(t *testing.T) {
-	dir := t.TempDir()
-	j := &journal{root: dir}
-	a := State{Dir: "c/ns/Deployment/a", BomHash: "sha256:" + strings.Repeat("a", 64), ChangeSeq: 1}
-	b := State{Dir: "c/ns/Deployment/b", BomHash: "sha256:" + strings.Repeat("b", 64), ChangeSeq: 2}
-	if err := j.put(a); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.put(b); err != nil {
-		t.Fatal(err)
-	}
-	// What the failed append left: the first 20 bytes of its batch.
-	if err := os.WriteFile(filepath.Join(dir, JournalFile), j.pending[:20], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	j.failed = true
-	if err := j.writePending(); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadStates(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[a.Dir].BomHash != a.BomHash || got[b.Dir].BomHash != b.BomHash {
-		t.Fatalf("states after the retried append: %+v", got)
 	}
 }

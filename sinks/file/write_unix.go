@@ -54,8 +54,3 @@ func open(path string, flags int) (int, error) {
 func createNew(path string, data []byte) error {
 	return writeFile(path, syscall.O_CREAT|syscall.O_EXCL, data)
 }
-
-// appendTo appends data to the file at path, made if missing.
-func appendTo(path string, data []byte) error {
-	return writeFile(path, syscall.O_CREAT|syscall.O_APPEND, data)
-}

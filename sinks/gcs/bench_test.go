@@ -10,8 +10,9 @@ import (
 
 // BenchmarkExport measures exports against fake-gcs-server in-process:
 // New is one new BOM per iteration (create the object, read and replace
-// latest, look for a tombstone: four requests), Again the re-export of a
-// stored BOM (a refused create and three metadata reads). The fake's
+// latest, delete a tombstone that is not there: four requests), Again the
+// re-export of a stored BOM (a refused create, two metadata reads and the
+// tombstone delete). The fake's
 // lookups scan every object, so New empties the bucket every 100 exports
 // (outside the timer) to keep measuring the sink.
 func BenchmarkExport(b *testing.B) {

@@ -170,6 +170,17 @@ func parseParts(s string) ([]part, error) {
 	return out, nil
 }
 
+// perWorkload reports whether the folder is named by the workload's uid:
+// a folder per workload rather than per name.
+func (t template) perWorkload() bool {
+	for _, p := range t.dir {
+		if p.key == "uid" {
+			return true
+		}
+	}
+	return false
+}
+
 // render fills ps with vals. Empty segments (an empty prefix) are dropped.
 func render(ps []part, vals map[string]string) string {
 	var b strings.Builder

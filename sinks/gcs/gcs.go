@@ -43,16 +43,16 @@ const (
 	MetaReason    = "reason"
 )
 
-// maxRaces bounds how often one call re-reads a per-workload object after
-// losing a generation race, before it returns a transient error.
-const maxRaces = 8
-
 // Sink writes BOMs into a bucket. It implements sinks.Sink and sinks.Checker.
 type Sink struct {
 	name   string
 	bucket string
 	prefix string
 	tmpl   template
+	// byName: the workload's folder is named by its name, not its uid, so
+	// the runner's order flags (sinks.BOM.Superseded, sinks.Tombstone.Stale),
+	// which are about names, are about this folder.
+	byName bool
 	client *storage.Client
 	log    *zap.Logger
 }
@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps) (*Sink, error) {
 	client.SetRetry(storage.WithPolicy(storage.RetryNever))
 	return &Sink{
 		name: deps.Name, bucket: cfg.Bucket, prefix: strings.TrimSuffix(cfg.Prefix, "/"),
-		tmpl: tmpl, client: client, log: deps.Log,
+		tmpl: tmpl, byName: !tmpl.perWorkload(), client: client, log: deps.Log,
 	}, nil
 }
 
@@ -190,22 +190,6 @@ func checkSegment(seg string) error {
 	return nil
 }
 
-// version orders the versions of one name: change sequence, then stream sequence.
-type version struct{ change, stream uint64 }
-
-func (v version) newer(than version) bool {
-	if v.change != than.change {
-		return v.change > than.change
-	}
-	return v.stream > than.stream
-}
-
-func versionOf(meta map[string]string) version {
-	c, _ := strconv.ParseUint(meta[MetaChangeSeq], 10, 64)
-	st, _ := strconv.ParseUint(meta[MetaStreamSeq], 10, 64)
-	return version{c, st}
-}
-
 func bomMetadata(b sinks.BOM) map[string]string {
 	return map[string]string{
 		MetaBomHash:   b.BomHash,
@@ -219,14 +203,11 @@ func bomMetadata(b sinks.BOM) map[string]string {
 }
 
 // Export implements sinks.Sink: the immutable object first (create-only),
-// then the latest object (only forward, by change sequence), then the
-// tombstone is removed when this BOM is newer.
+// then, unless the BOM is superseded, the latest object and the removal of
+// the tombstone.
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	p, err := s.WorkloadPaths(b.Workload)
 	if err != nil {
-		return err
-	}
-	if err := b.Check(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -236,6 +217,10 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	name := s.BOMObject(p, b.BomHash)
 	if err := s.createBOM(ctx, name, b, meta); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
+	}
+	if b.Superseded && s.byName {
+		s.log.Debug("superseded: kept as history", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash), zap.String("object", name))
+		return nil
 	}
 	if err := s.moveLatest(ctx, p.Latest, b, meta); err != nil {
 		return fmt.Errorf("export %s: latest: %w", b.Workload, err)
@@ -267,62 +252,32 @@ func (s *Sink) createBOM(ctx context.Context, name string, b sinks.BOM, meta map
 	return nil
 }
 
-// moveLatest replaces the latest object with b when b is newer than what it
-// holds, under a generation precondition; a lost race re-reads and decides
-// again, so an older BOM never overwrites a newer one.
+// moveLatest makes the latest object a copy of b, unless it is one already
+// (the same BOM and change: a retry whose answer was lost, a replay).
 func (s *Sink) moveLatest(ctx context.Context, name string, b sinks.BOM, meta map[string]string) error {
 	obj := s.client.Bucket(s.bucket).Object(name)
-	v := version{b.ChangeSeq, b.StreamSeq}
-	for range maxRaces {
-		cond := storage.Conditions{DoesNotExist: true}
-		attrs, err := obj.Attrs(ctx)
-		switch {
-		case errors.Is(err, storage.ErrObjectNotExist):
-		case err != nil:
-			return s.classify(err, opRead, name)
-		default:
-			if !v.newer(versionOf(attrs.Metadata)) {
-				return nil // it holds this version or a newer one
-			}
-			cond = storage.Conditions{GenerationMatch: attrs.Generation}
-		}
-		err = s.write(ctx, obj.If(cond), b.Body, ContentType, meta)
-		if !isPrecondition(err) {
-			return s.classify(err, opReplace, name)
-		}
-		s.log.Debug("latest object changed under us, reading it again", zap.String("object", name))
+	attrs, err := obj.Attrs(ctx)
+	switch {
+	case errors.Is(err, storage.ErrObjectNotExist):
+	case err != nil:
+		return s.classify(err, opRead, name)
+	case attrs.Metadata[MetaBomHash] == b.BomHash && attrs.Metadata[MetaChangeSeq] == meta[MetaChangeSeq]:
+		return nil
 	}
-	return fmt.Errorf("gs://%s/%s: lost %d generation races in a row", s.bucket, name, maxRaces)
+	return s.classify(s.write(ctx, obj, b.Body, ContentType, meta), opReplace, name)
 }
 
-// revive deletes the tombstone when b is newer than it.
+// revive deletes the tombstone, if there is one: b is newer.
 func (s *Sink) revive(ctx context.Context, name string, b sinks.BOM) error {
-	obj := s.client.Bucket(s.bucket).Object(name)
-	v := version{b.ChangeSeq, b.StreamSeq}
-	for range maxRaces {
-		attrs, err := obj.Attrs(ctx)
-		if errors.Is(err, storage.ErrObjectNotExist) {
-			return nil
-		}
-		if err != nil {
-			return s.classify(err, opRead, name)
-		}
-		if !v.newer(versionOf(attrs.Metadata)) {
-			return nil // a newer tombstone stands
-		}
-		// Both the generation and the precondition: GCS honours the
-		// precondition; on a bucket without versioning a stale generation
-		// also fails (404), and emulators honour that one.
-		err = obj.Generation(attrs.Generation).If(storage.Conditions{GenerationMatch: attrs.Generation}).Delete(ctx)
-		if err == nil {
-			s.log.Info("workload revived", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
-			return nil
-		}
-		if !isPrecondition(err) && !errors.Is(err, storage.ErrObjectNotExist) {
-			return s.classify(err, opDelete, name)
-		}
+	err := s.client.Bucket(s.bucket).Object(name).Delete(ctx)
+	switch {
+	case errors.Is(err, storage.ErrObjectNotExist):
+		return nil
+	case err != nil:
+		return s.classify(err, opDelete, name)
 	}
-	return fmt.Errorf("gs://%s/%s: lost %d generation races in a row", s.bucket, name, maxRaces)
+	s.log.Info("workload revived", zap.Stringer("workload", b.Workload), zap.Uint64("changeSeq", b.ChangeSeq))
+	return nil
 }
 
 // marker is the content of tombstone.json.
@@ -336,8 +291,8 @@ type marker struct {
 }
 
 // Tombstone implements sinks.Sink: it writes tombstone.json next to the
-// workload's BOMs, unless nothing was exported for the workload, a newer
-// BOM is its latest, or a tombstone as new is already there.
+// workload's BOMs, unless the tombstone is stale, nothing was exported for
+// the workload, or this tombstone is there already.
 func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
 	p, err := s.WorkloadPaths(t.Workload)
 	if err != nil {
@@ -349,52 +304,41 @@ func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
 	}
-	v := version{t.ChangeSeq, t.StreamSeq}
+	if t.Stale && s.byName {
+		s.log.Info("stale tombstone ignored: a newer version exists for this name",
+			zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
+		return nil
+	}
 	bkt := s.client.Bucket(s.bucket)
-	latest, err := bkt.Object(p.Latest).Attrs(ctx)
+	_, err = bkt.Object(p.Latest).Attrs(ctx)
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		return nil // nothing of this workload was exported here
 	}
 	if err != nil {
 		return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opRead, p.Latest))
 	}
-	if versionOf(latest.Metadata).newer(v) {
-		s.log.Info("stale tombstone ignored: a newer BOM exists for this name",
-			zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
-		return nil
-	}
-	body, _ := json.Marshal(marker{
-		Workload: t.Workload.String(), UID: t.Workload.UID, Reason: t.Reason,
-		ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC(),
-	})
 	meta := map[string]string{
 		MetaWorkload: t.Workload.String(), MetaUID: t.Workload.UID, MetaReason: t.Reason,
 		MetaChangeSeq: strconv.FormatUint(t.ChangeSeq, 10), MetaStreamSeq: strconv.FormatUint(t.StreamSeq, 10),
 		MetaTime: t.Time.UTC().Format(time.RFC3339Nano),
 	}
 	obj := bkt.Object(p.Tombstone)
-	for range maxRaces {
-		cond := storage.Conditions{DoesNotExist: true}
-		attrs, err := obj.Attrs(ctx)
-		switch {
-		case errors.Is(err, storage.ErrObjectNotExist):
-		case err != nil:
-			return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opRead, p.Tombstone))
-		default:
-			if !v.newer(versionOf(attrs.Metadata)) {
-				return nil // already recorded
-			}
-			cond = storage.Conditions{GenerationMatch: attrs.Generation}
-		}
-		err = s.write(ctx, obj.If(cond), body, "application/json", meta)
-		if !isPrecondition(err) {
-			if err != nil {
-				return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opReplace, p.Tombstone))
-			}
-			return nil
-		}
+	attrs, err := obj.Attrs(ctx)
+	switch {
+	case errors.Is(err, storage.ErrObjectNotExist):
+	case err != nil:
+		return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opRead, p.Tombstone))
+	case attrs.Metadata[MetaChangeSeq] == meta[MetaChangeSeq] && attrs.Metadata[MetaReason] == t.Reason:
+		return nil // already recorded
 	}
-	return fmt.Errorf("tombstone %s: gs://%s/%s: lost %d generation races in a row", t.Workload, s.bucket, p.Tombstone, maxRaces)
+	body, _ := json.Marshal(marker{
+		Workload: t.Workload.String(), UID: t.Workload.UID, Reason: t.Reason,
+		ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC(),
+	})
+	if err := s.write(ctx, obj, body, "application/json", meta); err != nil {
+		return fmt.Errorf("tombstone %s: %w", t.Workload, s.classify(err, opReplace, p.Tombstone))
+	}
+	return nil
 }
 
 // write uploads data as obj in one request, with an MD5 the server checks.

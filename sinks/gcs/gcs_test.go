@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,17 +78,23 @@ func inspect(t *testing.T, srv *gcstest.Server) func(*testing.T, sinks.Sink, sch
 
 func TestConformance(t *testing.T) {
 	srv := gcstest.Start(t, "boms")
-	notJSON := sinktest.NewBOM(sinktest.Workload("not-json"), 1)
-	notJSON.Body = []byte("not json")
-	notJSON.BomHash = schemas.BomHash(notJSON.Body)
 	escape := sinktest.NewBOM(sinktest.Workload(".."), 1)
 	n := 0
 	sinktest.Run(t, func(t *testing.T) sinks.Sink {
 		n++ // each subtest in its own prefix
 		return newSink(t, srv, fmt.Sprintf("run-%d", n), nil)
 	}, sinktest.Options{
-		Inspect:           inspect(t, srv),
-		Invalid:           []sinks.BOM{notJSON, escape},
+		Inspect: inspect(t, srv),
+		Outage: func(_ *testing.T, _ sinks.Sink, down bool) {
+			if !down {
+				srv.SetFault(nil)
+				return
+			}
+			srv.SetFault(func(*http.Request) int { return http.StatusServiceUnavailable })
+		},
+		Type:              SinkType,
+		Config:            srv.Config("config"),
+		Invalid:           []sinks.BOM{escape},
 		InvalidTombstones: []sinks.Tombstone{sinktest.NewTombstone(sinktest.Workload("a/b"), 2), {Workload: sinktest.Workload("x"), Reason: "bored", ChangeSeq: 3}},
 	})
 }
@@ -153,52 +158,31 @@ func TestPathTemplate(t *testing.T) {
 	}
 }
 
-func TestLatestNeverMovesBack(t *testing.T) {
+// With a folder per uid, the runner's order flags, which are about names,
+// are not about the folder: the late tombstone of a workload deleted and
+// re-created under its name retires the old workload's folder.
+func TestFolderPerUIDIgnoresNameOrder(t *testing.T) {
 	srv := gcstest.Start(t, "boms")
-	s := newSink(t, srv, "", nil)
+	s := newSink(t, srv, "", map[string]any{"pathTemplate": "{cluster}/{uid}/{bomHash}.cdx.json"})
 	ctx := context.Background()
-	w := sinktest.Workload("chat")
-	old, cur := sinktest.NewBOM(w, 10), sinktest.NewBOM(w, 20)
-	for _, b := range []sinks.BOM{cur, old} {
-		if err := s.Export(ctx, b); err != nil {
-			t.Fatal(err)
-		}
+	old, recreated := sinktest.Workload("chat"), sinktest.Workload("chat")
+	recreated.UID = "uid-new"
+	if err := s.Export(ctx, sinktest.NewBOM(old, 10)); err != nil {
+		t.Fatal(err)
 	}
-	st := inspect(t, srv)(t, s, w)
-	if st.BOMs != 2 || st.Latest != cur.BomHash {
-		t.Fatalf("after exporting 20 then 10: %+v, want 2 BOMs and the latest at 20", st)
+	if err := s.Export(ctx, sinktest.NewBOM(recreated, 30)); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// Two sinks on one bucket (two replicas) race to move one workload's latest
-// object; the generation precondition keeps the newest whatever the order.
-func TestLatestRace(t *testing.T) {
-	srv := gcstest.Start(t, "boms")
-	a, b := newSink(t, srv, "", nil), newSink(t, srv, "", nil)
-	w := sinktest.Workload("contended")
-	const n = 16
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			s := a
-			if i%2 == 1 {
-				s = b
-			}
-			errs[i] = s.Export(context.Background(), sinktest.NewBOM(w, uint64(i+1)))
-		}(i)
+	ts := sinktest.NewTombstone(old, 20)
+	ts.Stale = true // the runner applied change 30 of the name first
+	if err := s.Tombstone(ctx, ts); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("export %d: %v", i+1, err)
-		}
+	if st := inspect(t, srv)(t, s, old); !st.Tombstoned {
+		t.Fatalf("the old workload's folder: %+v, want it tombstoned", st)
 	}
-	st := inspect(t, srv)(t, a, w)
-	if want := sinktest.NewBOM(w, n).BomHash; st.BOMs != n || st.Latest != want {
-		t.Fatalf("got %+v, want %d BOMs and the latest at change %d", st, n, n)
+	if st := inspect(t, srv)(t, s, recreated); st.Tombstoned {
+		t.Fatalf("the re-created workload's folder: %+v, want it current", st)
 	}
 }
 
@@ -253,18 +237,9 @@ func TestTombstones(t *testing.T) {
 		t.Fatalf("a tombstone of a never-exported workload wrote %v", names(objs))
 	}
 
-	b1 := sinktest.NewBOM(w, 10)
-	if err := s.Export(ctx, b1); err != nil {
+	if err := s.Export(ctx, sinktest.NewBOM(w, 10)); err != nil {
 		t.Fatal(err)
 	}
-	// A tombstone older than the latest BOM is stale.
-	if err := s.Tombstone(ctx, sinktest.NewTombstone(w, 9)); err != nil {
-		t.Fatal(err)
-	}
-	if inspect(t, srv)(t, s, w).Tombstoned {
-		t.Fatal("a stale tombstone was recorded")
-	}
-
 	ts := sinktest.NewTombstone(w, 20)
 	ts.Reason = sinks.ReasonNotServing
 	if err := s.Tombstone(ctx, ts); err != nil {
@@ -300,35 +275,16 @@ func TestTombstones(t *testing.T) {
 	if o.Metadata[MetaReason] != "deleted" || o.Metadata[MetaChangeSeq] != "25" {
 		t.Fatalf("marker metadata after a newer tombstone %v", o.Metadata)
 	}
-
-	// An export older than the marker moves latest but does not revive; a
-	// newer one does.
-	b2 := sinktest.NewBOM(w, 15)
-	if err := s.Export(ctx, b2); err != nil {
-		t.Fatal(err)
-	}
-	if st := inspect(t, srv)(t, s, w); !st.Tombstoned || st.Latest != b2.BomHash {
-		t.Fatalf("after an older export: %+v", st)
-	}
-	b3 := sinktest.NewBOM(w, 30)
-	if err := s.Export(ctx, b3); err != nil {
-		t.Fatal(err)
-	}
-	if st := inspect(t, srv)(t, s, w); st.Tombstoned || st.Latest != b3.BomHash || st.BOMs != 3 {
-		t.Fatalf("after a newer export: %+v, want revived, 3 BOMs, latest at 30", st)
-	}
 }
 
-// A full replay, every BOM and tombstone exported again in order, writes no
-// object: counted on the server, and every object keeps its generation.
+// A full replay, every BOM and tombstone exported again in order, as the
+// runner passes them when it ignores its ledger (all but a workload's last
+// version marked superseded or stale), writes no object: counted on the
+// server, and every object keeps its generation.
 func TestReplayWritesNothing(t *testing.T) {
 	srv := gcstest.Start(t, "boms")
 	s := newSink(t, srv, "replay", nil)
 	ctx := context.Background()
-	type step struct {
-		b  *sinks.BOM
-		ts *sinks.Tombstone
-	}
 	var history []step
 	seq := uint64(0)
 	for i := range 20 {
@@ -344,26 +300,32 @@ func TestReplayWritesNothing(t *testing.T) {
 			history = append(history, step{ts: &ts})
 		}
 	}
-	play := func() {
-		for _, st := range history {
+	play := func(again bool) {
+		for i, st := range history {
+			older := again && i+1 < len(history) && (history[i+1].b != nil && history[i+1].b.Workload == st.workload() ||
+				history[i+1].ts != nil && history[i+1].ts.Workload == st.workload())
 			var err error
 			if st.b != nil {
-				err = s.Export(ctx, *st.b)
+				b := *st.b
+				b.Superseded = older
+				err = s.Export(ctx, b)
 			} else {
-				err = s.Tombstone(ctx, *st.ts)
+				ts := *st.ts
+				ts.Stale = older
+				err = s.Tombstone(ctx, ts)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	play()
+	play(false)
 	before, writes := srv.Objects(t, ""), srv.Writes()
 	// 60 BOMs, 20 latest objects moved 3 times each, 5 tombstones.
 	if len(before) != 60+20+5 || writes != 60+60+5 {
 		t.Fatalf("first run: %d objects, %d writes, want 85 and 125", len(before), writes)
 	}
-	play()
+	play(true)
 	if got := srv.Writes() - writes; got != 0 {
 		t.Fatalf("the replay wrote %d objects", got)
 	}
@@ -574,6 +536,19 @@ func TestNoCredentials(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no usable Google credentials (set credentialsFile") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// step is one version of a history: a BOM or a tombstone.
+type step struct {
+	b  *sinks.BOM
+	ts *sinks.Tombstone
+}
+
+func (s step) workload() schemas.Workload {
+	if s.b != nil {
+		return s.b.Workload
+	}
+	return s.ts.Workload
 }
 
 func names(objs []gcstest.Object) []string {

@@ -15,7 +15,9 @@
 //	                        dev.bomstream.workload (<cluster>/<namespace>/<kind>/<name>), dev.bomstream.uid
 //
 // Nothing in it depends on when or by whom it is pushed, so one BOM makes
-// one manifest digest. Export first lists the image's referrers with the
+// one manifest digest. Referrers are history: a superseded BOM
+// (sinks.BOM.Superseded) is pushed like any other, and what reads as an
+// image's latest BOM is the one created last. Export first lists the image's referrers with the
 // CycloneDX artifact type and stops there when the manifest is among them:
 // a re-push writes nothing. Otherwise it uploads the blobs the repository
 // lacks and the manifest. Where the registry has no referrers API, oras-go

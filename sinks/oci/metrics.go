@@ -3,7 +3,7 @@ package oci
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/sinks"
 )
 
 // metrics are the oci sink's own series, labelled sink=<name>, next to
@@ -24,10 +24,10 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		Help: "BOM artifacts per image, by result: pushed (new) or present (already a referrer of the image)."}, []string{"sink", "result"})
 	if reg != nil {
 		var err error
-		if skipped, err = stream.Register(reg, skipped); err != nil {
+		if skipped, err = sinks.RegisterMetric(reg, skipped); err != nil {
 			return nil, err
 		}
-		if artifacts, err = stream.Register(reg, artifacts); err != nil {
+		if artifacts, err = sinks.RegisterMetric(reg, artifacts); err != nil {
 			return nil, err
 		}
 	}

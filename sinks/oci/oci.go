@@ -198,11 +198,9 @@ func (s *Sink) skip(b sinks.BOM, img schemas.ImageDigest, reason string, err err
 
 // Export implements sinks.Sink: for every image of b with a resolved
 // digest, the BOM becomes a referrer of that image manifest, unless it
-// already is one.
+// already is one. A superseded BOM is pushed too: referrers are history,
+// and what reads as latest is the one created last (AnnotationCreated).
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
-	if err := b.Check(); err != nil {
-		return err
-	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
 	}

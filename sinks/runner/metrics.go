@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/sinks"
 )
 
 // Stats counts what a runner or a replay did.
@@ -56,19 +56,19 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		Help: "1 while the sink's runner is consuming and its store takes what it is given; 0 while it is down or degraded."}, []string{"sink"})
 	if reg != nil {
 		var err error
-		if exported, err = stream.Register(reg, exported); err != nil {
+		if exported, err = sinks.RegisterMetric(reg, exported); err != nil {
 			return nil, err
 		}
-		if tombstones, err = stream.Register(reg, tombstones); err != nil {
+		if tombstones, err = sinks.RegisterMetric(reg, tombstones); err != nil {
 			return nil, err
 		}
-		if skipped, err = stream.Register(reg, skipped); err != nil {
+		if skipped, err = sinks.RegisterMetric(reg, skipped); err != nil {
 			return nil, err
 		}
-		if seconds, err = stream.Register(reg, seconds); err != nil {
+		if seconds, err = sinks.RegisterMetric(reg, seconds); err != nil {
 			return nil, err
 		}
-		if up, err = stream.Register(reg, up); err != nil {
+		if up, err = sinks.RegisterMetric(reg, up); err != nil {
 			return nil, err
 		}
 	}

@@ -30,11 +30,12 @@ type Runner struct {
 	eng        *stream.Engine
 	ledger     *stream.Ledger
 
-	mu   sync.Mutex
-	view map[string]cached // the ledger as this process knows it
+	mu    sync.Mutex
+	view  map[string]cached // the ledger as this process knows it
+	names map[string]uint64 // by workload name (Workload.String): the newest change applied, of any uid
 
 	seed  maphash.Seed
-	locks [256]sync.Mutex // per workload: Run and a Replay in one process never interleave one
+	locks [256]sync.Mutex // per workload name: Run and a Replay in one process, and a workload and its re-creation, never interleave
 	pre   preflight
 }
 
@@ -68,7 +69,7 @@ func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Lo
 		return nil, fmt.Errorf("sink %s: metrics: %w", name, err)
 	}
 	r := &Runner{bus: bus, sink: s, name: name, cfg: cfg, latestOnly: latestOnly, log: log, m: m,
-		view: map[string]cached{}, seed: maphash.MakeSeed()}
+		view: map[string]cached{}, names: map[string]uint64{}, seed: maphash.MakeSeed()}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if r.ledger, err = bus.Ledger(ctx, name); err != nil {
@@ -81,7 +82,7 @@ func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Lo
 			bad++ // read again, and rewritten, when its workload comes by
 			return
 		}
-		r.view[key] = cached{e: e, rev: rev}
+		r.remember(key, cached{e: e, rev: rev})
 	}); err != nil {
 		return nil, fmt.Errorf("sink %s: read ledger: %w", name, err)
 	}
@@ -160,42 +161,36 @@ func (r *Runner) reportUp(ctx context.Context) func() {
 
 // handler takes one BOMS message through the ledger, the sink and the
 // ledger again. The engine calls it for one workload at a time, in BOMS
-// order, and acks the message once it returns nil.
+// order, and acks the message once it returns nil; the lock by name keeps
+// a workload and one re-created under its name apart too.
 func (r *Runner) handler(ignoreLedger bool, n *counters) stream.Handler {
 	return func(ctx context.Context, m *stream.Msg) error {
 		it, err := parse(m)
 		if err != nil {
 			return stream.Permanent(fmt.Errorf("bad message: %w", err))
 		}
-		lk := &r.locks[maphash.String(r.seed, m.Subject)%uint64(len(r.locks))]
+		name := it.workload.String()
+		lk := &r.locks[maphash.String(r.seed, name)%uint64(len(r.locks))]
 		lk.Lock()
 		defer lk.Unlock()
 		key := ledgerKey(it.workload)
-		cur := r.cached(key)
-		if !ignoreLedger && cur.e.ChangeSeq >= it.changeSeq {
+		if !ignoreLedger && r.cached(key).e.ChangeSeq >= it.changeSeq {
 			n.dup.Add(1)
 			r.m.skipped.WithLabelValues("duplicate").Inc()
 			return nil
 		}
+		older := r.newestOf(name) > it.changeSeq
 		if r.latestOnly {
-			newer, err := r.superseded(ctx, m.Subject, it.changeSeq)
-			if err != nil {
+			skip, err := r.skipSuperseded(ctx, m.Subject, it, older)
+			if err != nil || skip {
+				if skip {
+					n.superseded.Add(1)
+					r.m.skipped.WithLabelValues("superseded").Inc()
+				}
 				return err
 			}
-			if newer {
-				n.superseded.Add(1)
-				r.m.skipped.WithLabelValues("superseded").Inc()
-				return nil
-			}
 		}
-		start := time.Now()
-		if it.tombstone {
-			err = r.sink.Tombstone(ctx, it.ts)
-		} else {
-			err = r.sink.Export(ctx, it.bom)
-		}
-		r.m.exportSeconds.Observe(time.Since(start).Seconds())
-		if err != nil {
+		if err := r.apply(ctx, it, older); err != nil {
 			return err
 		}
 		if err := r.record(ctx, key, it); err != nil {
@@ -213,10 +208,58 @@ func (r *Runner) handler(ignoreLedger bool, n *counters) stream.Handler {
 	}
 }
 
+// skipSuperseded reports whether a latest-only sink skips it: a BOM older
+// than a version applied for its name, or a version older than the last
+// one BOMS holds for its workload.
+func (r *Runner) skipSuperseded(ctx context.Context, subject string, it item, older bool) (bool, error) {
+	if older && !it.tombstone {
+		return true, nil
+	}
+	return r.superseded(ctx, subject, it.changeSeq)
+}
+
+// apply checks a BOM and hands the version to the sink, telling it whether
+// a newer version of its name was applied before (older).
+func (r *Runner) apply(ctx context.Context, it item, older bool) error {
+	if it.tombstone {
+		it.ts.Stale = older
+		start := time.Now()
+		err := r.sink.Tombstone(ctx, it.ts)
+		r.m.exportSeconds.Observe(time.Since(start).Seconds())
+		return err
+	}
+	if err := it.bom.Check(); err != nil {
+		return err // permanent: the message is dead-lettered
+	}
+	it.bom.Superseded = older
+	start := time.Now()
+	err := r.sink.Export(ctx, it.bom)
+	r.m.exportSeconds.Observe(time.Since(start).Seconds())
+	return err
+}
+
 func (r *Runner) cached(key string) cached {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.view[key]
+}
+
+// newestOf is the newest change applied to a workload called name (any
+// uid), as far as the ledger in this process knows.
+func (r *Runner) newestOf(name string) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.names[name]
+}
+
+// remember puts c in the view of the ledger, under key.
+func (r *Runner) remember(key string, c cached) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.view[key] = c
+	if c.e.Workload != "" && c.e.ChangeSeq > r.names[c.e.Workload] {
+		r.names[c.e.Workload] = c.e.ChangeSeq
+	}
 }
 
 // record moves the workload's ledger entry forward to it, with a
@@ -232,9 +275,7 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 		}
 		rev, err := r.ledger.Put(ctx, key, value, cur.rev)
 		if err == nil {
-			r.mu.Lock()
-			r.view[key] = cached{e: next, rev: rev}
-			r.mu.Unlock()
+			r.remember(key, cached{e: next, rev: rev})
 			return nil
 		}
 		if !errors.Is(err, stream.ErrLedgerConflict) || attempt >= 5 {
@@ -248,9 +289,7 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 		if ok {
 			_ = json.Unmarshal(raw, &e) // unreadable: overwritten
 		}
-		r.mu.Lock()
-		r.view[key] = cached{e: e, rev: rev}
-		r.mu.Unlock()
+		r.remember(key, cached{e: e, rev: rev})
 	}
 }
 

@@ -5,14 +5,17 @@
 //
 //	{"type":"bom","workload":{...},"bomHash":"sha256:...","inputHash":"sha256:...","changeSeq":N,"streamSeq":N,"time":"...","bom":{...CycloneDX...}}
 //
-// and a tombstone line is
+// with "superseded":true when the runner applied a newer version of the
+// name before (sinks.BOM.Superseded: history, not the latest), and a
+// tombstone line is
 //
 //	{"type":"tombstone","workload":{...},"changeSeq":N,"streamSeq":N,"time":"..."}
 //
-// Lines are written whole under a lock, so concurrent exports never
-// interleave. Idempotence is per workload: the sink remembers the last
-// bomHash and the last tombstone it printed for each workload (memory grows
-// with the number of workloads, not with history), so a redelivered export
-// or tombstone prints nothing. A write that blocks (a full pipe) cannot be
-// interrupted by the context.
+// A stale tombstone (sinks.Tombstone.Stale) prints nothing. Lines are
+// written whole under a lock, so concurrent exports never interleave. A
+// stream cannot be read back, so idempotence is what the sink remembers:
+// the last line it printed for each workload (memory grows with the number
+// of workloads, not with history); a redelivered export or tombstone, which
+// would print that line again, prints nothing. A write that blocks (a full
+// pipe) cannot be interrupted by the context.
 package stdout

@@ -46,7 +46,10 @@ type Line struct {
 	ChangeSeq uint64           `json:"changeSeq"`
 	StreamSeq uint64           `json:"streamSeq"`
 	Time      time.Time        `json:"time"`
-	BOM       json.RawMessage  `json:"bom,omitempty"`
+	// Superseded marks a BOM older than one printed before for the same
+	// name (sinks.BOM.Superseded): history, not the workload's latest.
+	Superseded bool            `json:"superseded,omitempty"`
+	BOM        json.RawMessage `json:"bom,omitempty"`
 }
 
 // Sink prints BOMs as JSON lines. It implements sinks.Sink.
@@ -56,12 +59,15 @@ type Sink struct {
 
 	mu   sync.Mutex
 	w    io.Writer
-	seen map[string]printed // by cluster/uid
+	last map[string]printed // by cluster/uid: the last line printed
 }
 
+// printed is the last line printed for a workload: a BOM (bomHash) or a
+// tombstone (its change sequence). A stream cannot be read back, so this is
+// how a redelivered version prints nothing.
 type printed struct {
 	bomHash   string
-	tombstone uint64 // change seq of the last printed tombstone
+	tombstone uint64
 }
 
 // New validates cfg and returns a sink.
@@ -78,7 +84,7 @@ func New(cfg Config, log *zap.Logger) (*Sink, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Sink{name: cfg.Name, w: cfg.Writer, log: log.With(zap.String("sink", cfg.Name)), seen: map[string]printed{}}, nil
+	return &Sink{name: cfg.Name, w: cfg.Writer, log: log.With(zap.String("sink", cfg.Name)), last: map[string]printed{}}, nil
 }
 
 // SinkType is the registry entry of the stdout sink, writing to os.Stdout.
@@ -103,7 +109,8 @@ func (s *Sink) Name() string { return s.name }
 // Close implements sinks.Sink; it does not close the writer.
 func (s *Sink) Close() error { return nil }
 
-// Export implements sinks.Sink.
+// Export implements sinks.Sink: one line, unless the last line printed for
+// the workload is this BOM already.
 func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	var body bytes.Buffer
 	if err := json.Compact(&body, b.Body); err != nil {
@@ -115,38 +122,40 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	key := b.Workload.Cluster + "/" + b.Workload.UID
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.seen[key]
-	if p.bomHash == b.BomHash {
+	if s.last[key] == (printed{bomHash: b.BomHash}) {
 		return nil
 	}
 	line := Line{Type: "bom", Workload: b.Workload, BomHash: b.BomHash, InputHash: b.InputHash,
-		ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), BOM: body.Bytes()}
+		ChangeSeq: b.ChangeSeq, StreamSeq: b.StreamSeq, Time: b.Time.UTC(), Superseded: b.Superseded, BOM: body.Bytes()}
 	if err := s.write(line); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
 	}
-	p.bomHash = b.BomHash
-	s.seen[key] = p
+	s.last[key] = printed{bomHash: b.BomHash}
 	return nil
 }
 
-// Tombstone implements sinks.Sink.
+// Tombstone implements sinks.Sink: one line, unless the tombstone is stale
+// or the last line printed for the workload is this tombstone already.
 func (s *Sink) Tombstone(ctx context.Context, t sinks.Tombstone) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
 	}
+	if t.Stale {
+		s.log.Debug("stale tombstone ignored: a newer version exists for this name",
+			zap.Stringer("workload", t.Workload), zap.Uint64("changeSeq", t.ChangeSeq))
+		return nil
+	}
 	key := t.Workload.Cluster + "/" + t.Workload.UID
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.seen[key]
-	if p.tombstone != 0 && p.tombstone >= t.ChangeSeq {
+	if s.last[key] == (printed{tombstone: t.ChangeSeq}) {
 		return nil
 	}
 	line := Line{Type: "tombstone", Workload: t.Workload, ChangeSeq: t.ChangeSeq, StreamSeq: t.StreamSeq, Time: t.Time.UTC()}
 	if err := s.write(line); err != nil {
 		return fmt.Errorf("tombstone %s: %w", t.Workload, err)
 	}
-	p.tombstone = t.ChangeSeq
-	s.seen[key] = p
+	s.last[key] = printed{tombstone: t.ChangeSeq}
 	return nil
 }
 

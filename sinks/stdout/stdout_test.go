@@ -15,16 +15,27 @@ import (
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the concurrent part of the suite.
+// lockedBuffer is a bytes.Buffer safe for the concurrent part of the
+// suite; while broken, its writes fail as a closed pipe's do.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu     sync.Mutex
+	b      bytes.Buffer
+	broken bool
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.broken {
+		return 0, errors.New("write |1: broken pipe")
+	}
 	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) setBroken(broken bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.broken = broken
 }
 
 func (l *lockedBuffer) lines(t *testing.T) []Line {
@@ -58,8 +69,8 @@ func newSink(t *testing.T) sinks.Sink {
 	return testSink{Sink: s, out: out}
 }
 
-// inspect reads the printed lines of w: distinct BOMs, the last BOM printed,
-// and whether the last line about w is a tombstone.
+// inspect reads the printed lines of w: distinct BOMs, the last BOM printed
+// that is not superseded, and whether a tombstone came after it.
 func inspect(t *testing.T, s sinks.Sink, w schemas.Workload) sinktest.Stored {
 	var st sinktest.Stored
 	distinct := map[string]bool{}
@@ -73,8 +84,9 @@ func inspect(t *testing.T, s sinks.Sink, w schemas.Workload) sinktest.Stored {
 				t.Errorf("printed bom does not hash to %s", l.BomHash)
 			}
 			distinct[l.BomHash] = true
-			st.Latest = l.BomHash
-			st.Tombstoned = false
+			if !l.Superseded {
+				st.Latest, st.Tombstoned = l.BomHash, false
+			}
 		case "tombstone":
 			st.Tombstoned = true
 		default:
@@ -86,9 +98,30 @@ func inspect(t *testing.T, s sinks.Sink, w schemas.Workload) sinktest.Stored {
 }
 
 func TestConformance(t *testing.T) {
-	notJSON := sinktest.NewBOM(sinktest.Workload("not-json"), 1)
-	notJSON.Body = []byte("{not json")
-	sinktest.Run(t, newSink, sinktest.Options{Inspect: inspect, Invalid: []sinks.BOM{notJSON}})
+	sinktest.Run(t, newSink, sinktest.Options{
+		Inspect: inspect,
+		// The store is the output stream: down, its writes fail.
+		Outage: func(_ *testing.T, s sinks.Sink, down bool) { s.(testSink).out.setBroken(down) },
+		Type:   SinkType,
+		// Nothing to look at before lines are written: a closed pipe shows
+		// on the first write.
+		NoChecker: "standard output has nothing to check before the first line",
+	})
+}
+
+// A superseded BOM is printed, marked: a reader of the stream knows it for
+// history.
+func TestSupersededIsMarked(t *testing.T) {
+	s := newSink(t).(testSink)
+	w := sinktest.Workload("late")
+	old := sinktest.NewBOM(w, 1)
+	old.Superseded = true
+	if err := s.Export(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	if lines := s.out.lines(t); len(lines) != 1 || !lines[0].Superseded || !strings.Contains(s.out.b.String(), `"superseded":true`) {
+		t.Fatalf("got %s, want one line marked superseded", s.out.b.String())
+	}
 }
 
 func TestOneLinePerDistinctCall(t *testing.T) {
@@ -117,41 +150,14 @@ func TestOneLinePerDistinctCall(t *testing.T) {
 	}
 }
 
-type failingWriter struct{}
-
-func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
-
-func TestWriteErrorIsTransientAndRetried(t *testing.T) {
-	s, err := New(Config{Writer: failingWriter{}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := sinktest.NewBOM(sinktest.Workload("w"), 1)
-	err = s.Export(context.Background(), b)
-	if err == nil || sinks.IsPermanent(err) {
-		t.Fatalf("got %v, want a transient error", err)
-	}
-	// The failed write is not remembered as printed.
-	s.w = &bytes.Buffer{}
-	if err := s.Export(context.Background(), b); err != nil {
-		t.Fatal(err)
-	}
-	if s.w.(*bytes.Buffer).Len() == 0 {
-		t.Fatal("retried export printed nothing")
-	}
-}
-
-func TestSinkTypeDecodesStrictly(t *testing.T) {
-	reg := sinks.Registry{Type: SinkType}
-	if _, err := reg.Decode(Type, map[string]any{"pretty": true}); err == nil || !strings.Contains(err.Error(), `"pretty"`) {
-		t.Fatalf("got %v, want an error naming the unknown key", err)
-	}
+// TypeFor's sinks write to the given writer, under the registry's name.
+func TestTypeForWriter(t *testing.T) {
+	var buf bytes.Buffer
+	reg := sinks.Registry{Type: TypeFor(&buf)}
 	cfg, err := reg.Decode(Type, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	reg[Type] = TypeFor(&buf)
 	s, err := reg.New(context.Background(), Type, "out", cfg, sinks.Deps{})
 	if err != nil || s.Name() != "out" {
 		t.Fatalf("got %v, %v", s, err)

@@ -58,17 +58,42 @@ func (s *Server) putBOM(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
+	body, ok := s.mapSubmit(w, data)
+	if !ok {
+		return
+	}
+	req := body.uploadReq()
+	if vs := body.violations(req); len(vs) > 0 {
+		writeViolations(w, vs...)
+		return
+	}
+	content, err := base64.StdEncoding.DecodeString(*body.Bom)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	s.upload(w, perms, req, content)
+}
+
+// submitBody is the JSON body of PUT /api/v1/bom (vo/BomSubmitRequest.java).
+type submitBody struct {
+	Project, ProjectName, ProjectVersion  *string
+	ProjectTags                           []tagJSON
+	AutoCreate, IsLatestProjectVersion    bool
+	ParentUUID, ParentName, ParentVersion *string
+	Bom                                   *string
+}
+
+// mapSubmit maps data onto a submitBody as the API server's JSON mapper
+// does: unknown fields, a base64 BOM over PutLimit and a missing bom are
+// refused before any value is read, then the fields are read in key order.
+// It answers the 400 itself and reports false on failure.
+func (s *Server) mapSubmit(w http.ResponseWriter, data []byte) (submitBody, bool) {
+	var body submitBody
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		writeMappingProblem(w, err.Error())
-		return
-	}
-	var body struct {
-		Project, ProjectName, ProjectVersion  *string
-		ProjectTags                           []tagJSON
-		AutoCreate, IsLatestProjectVersion    bool
-		ParentUUID, ParentName, ParentVersion *string
-		Bom                                   *string
+		return body, false
 	}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
@@ -79,19 +104,19 @@ func (s *Server) putBOM(w http.ResponseWriter, r *http.Request) {
 		v := raw[k]
 		if !s.knownSubmitField(k) {
 			writeMappingProblem(w, fmt.Sprintf(`Unrecognized field %q (class org.dependencytrack.resources.v1.vo.BomSubmitRequest), not marked as ignorable`, k))
-			return
+			return body, false
 		}
 		if k == "bom" && len(v) > PutLimit+2 && v[0] == '"' {
 			var bom string
 			if err := json.Unmarshal(v, &bom); err == nil && len(bom) > PutLimit {
 				writeMappingProblem(w, fmt.Sprintf(`The BOM is too large to be transmitted safely via Base64 encoded JSON value. Please use the "POST /api/v1/bom" endpoint with Content-Type "multipart/form-data" instead. Original cause: String value length (%d) exceeds the maximum allowed (%d, from `+"`StreamReadConstraints.getMaxStringLength()`"+`) (through reference chain: org.dependencytrack.resources.v1.vo.BomSubmitRequest["bom"])`, len(bom), PutLimit))
-				return
+				return body, false
 			}
 		}
 	}
 	if _, ok := raw["bom"]; !ok {
 		writeMappingProblem(w, "Missing required creator property 'bom' (index 9)")
-		return
+		return body, false
 	}
 	fields := map[string]any{
 		"project": &body.Project, "projectName": &body.ProjectName, "projectVersion": &body.ProjectVersion,
@@ -102,9 +127,14 @@ func (s *Server) putBOM(w http.ResponseWriter, r *http.Request) {
 	for _, k := range keys {
 		if err := json.Unmarshal(raw[k], fields[k]); err != nil {
 			writeMappingProblem(w, fmt.Sprintf("%s (through reference chain: org.dependencytrack.resources.v1.vo.BomSubmitRequest[%q])", err, k))
-			return
+			return body, false
 		}
 	}
+	return body, true
+}
+
+// uploadReq is the upload the body asks for.
+func (body submitBody) uploadReq() uploadReq {
 	req := uploadReq{
 		project: body.Project, projectName: trimmed(body.ProjectName), projectVersion: trimmed(body.ProjectVersion),
 		autoCreate: body.AutoCreate, parentUUID: body.ParentUUID, parentName: trimmed(body.ParentName),
@@ -116,7 +146,12 @@ func (s *Server) putBOM(w http.ResponseWriter, r *http.Request) {
 			req.tags = append(req.tags, t.Name)
 		}
 	}
-	// Bean validation, property by property, in the resource's order.
+	return req
+}
+
+// violations is the bean validation of the body, property by property, in
+// the resource's order.
+func (body submitBody) violations(req uploadReq) []violation {
 	var vs []violation
 	if req.project != nil {
 		if !isUUID(*req.project) {
@@ -132,16 +167,7 @@ func (s *Server) putBOM(w http.ResponseWriter, r *http.Request) {
 	case !isPaddedBase64(*body.Bom):
 		vs = append(vs, violation{Message: "The BOM must be Base64 encoded", Template: "The BOM must be Base64 encoded", Path: "bom", Value: body.Bom})
 	}
-	if len(vs) > 0 {
-		writeViolations(w, vs...)
-		return
-	}
-	content, err := base64.StdEncoding.DecodeString(*body.Bom)
-	if err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	s.upload(w, perms, req, content)
+	return vs
 }
 
 // postBOM is POST /api/v1/bom (multipart/form-data).
@@ -210,63 +236,21 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 // common part of both endpoints. content nil means "no bom part".
 func (s *Server) upload(w http.ResponseWriter, perms map[string]bool, req uploadReq, content []byte) {
 	s.mu.Lock()
-	var p *project
-	if req.project != nil {
-		p = s.projects[*req.project]
-	} else {
-		p = s.byName(str(req.projectName), str(req.projectVersion))
-		if p == nil && req.autoCreate {
-			if !perms[PortfolioManagement] && !perms[ProjectCreationUpload] {
-				s.mu.Unlock()
-				writeText(w, http.StatusUnauthorized, "The principal does not have permission to create project.")
-				return
-			}
-			var parent *project
-			if req.parentUUID != nil || req.parentName != nil {
-				if req.parentUUID != nil {
-					if !req.multipart && !isUUID(*req.parentUUID) {
-						s.mu.Unlock()
-						writeViolations(w, violation{Message: "The parent UUID must be a valid 36 character UUID", Template: "The parent UUID must be a valid 36 character UUID", Path: "parentUUID", Value: req.parentUUID})
-						return
-					}
-					parent = s.projects[*req.parentUUID]
-				} else {
-					parent = s.byName(str(req.parentName), str(req.parentVersion))
-				}
-				if parent == nil {
-					s.mu.Unlock()
-					writeText(w, http.StatusNotFound, "The parent component could not be found.")
-					return
-				}
-				if !parent.Active {
-					s.mu.Unlock()
-					writeProblem(w, problem{Status: http.StatusBadRequest, Title: "Illegal argument provided", Detail: "An inactive Parent cannot be selected as parent"})
-					return
-				}
-			}
-			p = &project{
-				UUID: newUUID(), Name: str(req.projectName), Version: str(req.projectVersion),
-				Classifier: "APPLICATION", Tags: normalizeTags(req.tags), Active: true, IsLatest: req.isLatest,
-				CollectionLogic: CollectionNone,
-			}
-			if parent != nil {
-				p.Parent = parent.UUID
-			}
-			// Committed here, before the BOM is validated.
-			s.add(p)
-		}
-	}
-	if p == nil {
+	p, fail := s.uploadProject(perms, req)
+	switch {
+	case fail != nil:
+		s.mu.Unlock()
+		fail(w)
+		return
+	case p == nil:
 		s.mu.Unlock()
 		writeText(w, http.StatusNotFound, "The project could not be found.")
 		return
-	}
-	if content == nil {
+	case content == nil:
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 		return
-	}
-	if p.CollectionLogic != CollectionNone {
+	case p.CollectionLogic != CollectionNone:
 		s.mu.Unlock()
 		writeText(w, http.StatusBadRequest, "BOM cannot be uploaded to collection project.")
 		return
@@ -299,6 +283,68 @@ func (s *Server) upload(w http.ResponseWriter, perms map[string]bool, req upload
 	s.enqueue(p.UUID, job{token: token, content: content})
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]string{"token": token})
+}
+
+// uploadProject resolves the project of an upload, creating it when asked
+// and allowed; nil when there is none. A refusal comes back as fail, which
+// answers it once s.mu is released. s.mu is held.
+func (s *Server) uploadProject(perms map[string]bool, req uploadReq) (p *project, fail func(http.ResponseWriter)) {
+	if req.project != nil {
+		return s.projects[*req.project], nil
+	}
+	p = s.byName(str(req.projectName), str(req.projectVersion))
+	if p != nil || !req.autoCreate {
+		return p, nil
+	}
+	if !perms[PortfolioManagement] && !perms[ProjectCreationUpload] {
+		return nil, func(w http.ResponseWriter) {
+			writeText(w, http.StatusUnauthorized, "The principal does not have permission to create project.")
+		}
+	}
+	var parent *project
+	if req.parentUUID != nil || req.parentName != nil {
+		if parent, fail = s.uploadParent(req); fail != nil {
+			return nil, fail
+		}
+	}
+	p = &project{
+		UUID: newUUID(), Name: str(req.projectName), Version: str(req.projectVersion),
+		Classifier: "APPLICATION", Tags: normalizeTags(req.tags), Active: true, IsLatest: req.isLatest,
+		CollectionLogic: CollectionNone,
+	}
+	if parent != nil {
+		p.Parent = parent.UUID
+	}
+	// Committed here, before the BOM is validated.
+	s.add(p)
+	return p, nil
+}
+
+// uploadParent resolves the parent an upload names for the project it
+// creates: it must exist and be active. s.mu is held.
+func (s *Server) uploadParent(req uploadReq) (*project, func(http.ResponseWriter)) {
+	var parent *project
+	if req.parentUUID != nil {
+		if !req.multipart && !isUUID(*req.parentUUID) {
+			return nil, func(w http.ResponseWriter) {
+				writeViolations(w, violation{Message: "The parent UUID must be a valid 36 character UUID", Template: "The parent UUID must be a valid 36 character UUID", Path: "parentUUID", Value: req.parentUUID})
+			}
+		}
+		parent = s.projects[*req.parentUUID]
+	} else {
+		parent = s.byName(str(req.parentName), str(req.parentVersion))
+	}
+	if parent == nil {
+		return nil, func(w http.ResponseWriter) {
+			writeText(w, http.StatusNotFound, "The parent component could not be found.")
+		}
+	}
+	if !parent.Active {
+		return nil, func(w http.ResponseWriter) {
+			writeProblem(w, problem{Status: http.StatusBadRequest, Title: "Illegal argument provided", Detail: "An inactive Parent cannot be selected as parent"})
+		}
+	}
+	return parent, nil
 }
 
 // validate is CycloneDxValidator.validate plus the test's reject rules; it

@@ -1,0 +1,25 @@
+package sinks
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// RegisterMetric registers c on reg, or returns the collector already
+// registered there under the same description, so that several sinks (and
+// their runners) share one family per metric, each with its own sink label.
+// It is stream.Register for the sinks, which need not link the stream layer
+// to count what they do.
+func RegisterMetric[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
+}
