@@ -63,36 +63,17 @@ func ParseArgs(command, args []string) []Invocation {
 // while bodies and `exec`), with $VAR, ${VAR} and ${VAR:-default} taken
 // from opt.Env. A script that does not parse contributes nothing.
 func ParseArgsWith(command, args []string, opt ParseOptions) []Invocation {
-	return parseArgs(command, args, opt, nil, nil)
+	return parseArgs(command, args, opt, parseShell)
 }
 
-// argBufs is reusable memory for the words, flags and invocations of
-// parseArgs; nil means fresh allocations.
-type argBufs struct {
-	words slab[Word]
-	flags slab[Flag]
-	invs  slab[Invocation]
-}
-
-func (b *argBufs) reset() {
-	b.words.reset()
-	b.flags.reset()
-	b.invs.reset()
-}
-
-// parseArgs is ParseArgsWith cutting its slices from bufs when not nil (the
-// invocations are then valid until bufs is reset) and taking parsed scripts
-// from cache when not nil.
-func parseArgs(command, args []string, opt ParseOptions, bufs *argBufs, cache *matchCache) []Invocation {
+// parseArgs is ParseArgsWith taking parsed scripts from shell.
+func parseArgs(command, args []string, opt ParseOptions, shell func(string) *shellScript) []Invocation {
 	n := len(command) + len(args)
 	if n == 0 {
 		return nil
 	}
-	p := argParser{opt: opt, bufs: bufs, cache: cache}
-	if bufs != nil {
-		p.out = bufs.invs.take(4)
-	}
-	words := p.words(n)
+	p := argParser{opt: opt, shell: shell}
+	words := make([]Word, 0, n)
 	for i, c := range command {
 		words = append(words, Word{Text: expandKube(c, opt.Env), Src: i})
 	}
@@ -119,34 +100,11 @@ func shellArgs(args []string) bool {
 	return len(f) >= 2 && f[0] == '-' && f[1] != '-' && strings.IndexByte(f, 'c') > 0
 }
 
+// argParser splits argvs into invocations.
 type argParser struct {
 	opt   ParseOptions
 	out   []Invocation
-	bufs  *argBufs
-	cache *matchCache // parsed scripts; nil parses every time
-}
-
-// shell returns the commands of a script with the env expanded.
-func (p *argParser) shell(script string) [][]string {
-	if p.cache != nil {
-		return p.cache.shell(script).expand(p.opt.Env)
-	}
-	return parseShell(script).expand(p.opt.Env)
-}
-
-// words, flags and positionals return empty slices with room for n.
-func (p *argParser) words(n int) []Word {
-	if p.bufs != nil {
-		return p.bufs.words.take(n)
-	}
-	return make([]Word, 0, n)
-}
-
-func (p *argParser) flags(n int) []Flag {
-	if p.bufs != nil {
-		return p.bufs.flags.take(n)
-	}
-	return make([]Flag, 0, n)
+	shell func(string) *shellScript // parses a script
 }
 
 // argv handles one argv: strips assignments and wrappers, recurses into shell
@@ -167,8 +125,8 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 			}
 			if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
 				script := words[i+1]
-				for _, cmd := range p.shell(script.Text) {
-					ws := p.words(len(cmd))
+				for _, cmd := range p.shell(script.Text).expand(p.opt.Env) {
+					ws := make([]Word, 0, len(cmd))
 					for _, c := range cmd {
 						ws = append(ws, Word{Text: c, Src: script.Src})
 					}
@@ -200,6 +158,7 @@ func skipWord(t string) bool {
 	return false
 }
 
+// isShell reports a program that is a POSIX shell.
 func isShell(prog string) bool {
 	switch path.Base(prog) {
 	case "sh", "bash", "ash", "dash", "zsh", "ksh":
@@ -208,6 +167,7 @@ func isShell(prog string) bool {
 	return false
 }
 
+// emit adds an invocation, its words split into flags and positionals.
 func (p *argParser) emit(inv Invocation, shell bool) {
 	inv.Shell = shell
 	ws := inv.Words
@@ -219,10 +179,10 @@ func (p *argParser) emit(inv Invocation, shell bool) {
 		}
 	}
 	if nf > 0 {
-		inv.Flags = p.flags(nf)
+		inv.Flags = make([]Flag, 0, nf)
 	}
 	if len(ws) > nf {
-		inv.Positionals = p.words(len(ws) - nf)
+		inv.Positionals = make([]Word, 0, len(ws)-nf)
 	}
 	for i := 0; i < len(ws); i++ {
 		t := ws[i].Text
@@ -292,6 +252,7 @@ func expandKube(s string, env map[string]string) string {
 	return b.String()
 }
 
+// validEnvName reports a name the kubelet expands in $(NAME).
 func validEnvName(s string) bool {
 	if s == "" {
 		return false
@@ -320,6 +281,7 @@ func unresolvedRef(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "${") || (strings.IndexByte(s, '$') >= 0 && dollarName(s))
 }
 
+// dollarName reports a $ followed by the start of a shell variable name.
 func dollarName(s string) bool {
 	for i := 0; i+1 < len(s); i++ {
 		if s[i] == '$' {

@@ -45,9 +45,8 @@
 //	  -> no runtime and no model reference that   Result.Skipped, no BOM
 //	     stands alone (org/name, store URI, model file, field, image)
 //	  -> build cyclonedx-go structures             sorted, deterministic refs
-//	  -> encode (appendBOM, 1.6)                   Result.BOM, Result.BomHash
-//	       the bytes of cyclonedx-go's JSON encoder without its reflection;
-//	       a BOM using fields appendBOM does not cover goes to that encoder
+//	  -> encode (cyclonedx-go's JSON encoder)      Result.BOM, Result.BomHash
+//	       compact, no HTML escaping, 1.6
 //
 // The BOM: metadata.component is the workload (type application) with
 // bomstream:* properties for its identity and inputHash; each serving engine
@@ -80,13 +79,16 @@
 // Detection rules are data: rules.yaml is embedded, and Config.RulesFile can
 // replace or add runtimes by name. RuleSet.Arguments declares which flags'
 // values the rules read; schemas/arguments.json, the collector's argument
-// allow-list, is generated from it and a test fails when they drift. A Renderer memoizes what the rules say about
-// image references, command heads, short words and model values (bounded,
-// pure functions of the string), which is what makes rendering fast without
-// changing any answer.
+// allow-list, is generated from it and a test fails when they drift.
 //
-// A render's working memory (the detection state, the cdx objects of the BOM
-// and the encode buffer) is a scratch taken from the Renderer's sync.Pool and
-// given back, reset, when the render is done: nothing in a Result points into
-// it, and steady-state rendering allocates little beyond the BOM bytes.
+// The code follows the pipeline: compile.go compiles the rules; detect.go
+// runs them, one step per kind of rule (detect_images.go,
+// detect_commands.go, detect_flags.go, detect_env.go, detect_roles.go,
+// detect_fields.go, detect_defaults.go, detect_clients.go, source.go for
+// downloads, detect_backends.go for the wrappers' engines) and merge.go
+// merges the claims; bom.go, components.go and evidence.go build the BOM.
+// A Renderer memoizes (memo.go) what the rules say about image references,
+// command heads and words, and the parse of scripts: bounded, pure functions
+// of the string, so rendering a workload seen before matches no regex again
+// without changing any answer.
 package transformer

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/distribution/reference"
+	packageurl "github.com/package-url/packageurl-go"
 )
 
 // Image is a parsed container image reference.
@@ -90,83 +91,40 @@ func (i Image) PURL(digest string) string {
 	if j := strings.LastIndexByte(name, '/'); j >= 0 {
 		name = name[j+1:]
 	}
-	var b strings.Builder
-	b.Grow(len(name) + len(i.Registry) + len(i.Repository) + len(i.Tag) + len(digest) + 48)
-	b.WriteString("pkg:oci/")
-	b.WriteString(purlEscape(strings.ToLower(name), false))
-	if digest != "" {
-		b.WriteByte('@')
-		b.WriteString(purlEscape(digest, false))
-	}
-	b.WriteString("?repository_url=")
-	b.WriteString(purlEscape(i.Name(), true))
+	q := packageurl.Qualifiers{{Key: "repository_url", Value: i.Name()}}
 	if i.Tag != "" {
-		b.WriteString("&tag=")
-		b.WriteString(purlEscape(i.Tag, true))
+		q = append(q, packageurl.Qualifier{Key: "tag", Value: i.Tag})
 	}
-	return b.String()
+	return purlString(packageurl.NewPackageURL(packageurl.TypeOCI, "", strings.ToLower(name), digest, q, ""))
 }
 
-// purlEscape percent-encodes everything outside the unreserved set; in
-// qualifier values "/" and ":" stay as they are.
-func purlEscape(s string, qualifier bool) string {
-	const hex = "0123456789ABCDEF"
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if !purlSafe(s[i], qualifier) {
-			clean = false
-			break
-		}
+// hfPURL is the package URL of a Hugging Face model id ("name" or
+// "org/name"), at rev, lower case, when not "".
+func hfPURL(id, rev string) string {
+	ns, name := "", id
+	if j := strings.LastIndexByte(id, '/'); j >= 0 {
+		ns, name = id[:j], id[j+1:]
 	}
-	if clean {
+	return purlString(packageurl.NewPackageURL(packageurl.TypeHuggingface, ns, name, strings.ToLower(rev), nil, ""))
+}
+
+// purlString is the canonical form of p. packageurl-go percent-encodes
+// every qualifier value as a URL query component; the purl specification's
+// canonical form keeps "/" and ":" as they are (repository_url=docker.io/x/y)
+// and writes a space as %20. Every "%" of its query starts an escape and a
+// "+" stands for a space, so the replacement is exact.
+func purlString(p *packageurl.PackageURL) string {
+	s := p.ToString()
+	path, query, ok := strings.Cut(s, "?")
+	if !ok {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if purlSafe(c, qualifier) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
+	return path + "?" + qualifierEscapes.Replace(query)
 }
 
-func purlSafe(c byte, qualifier bool) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	case c == '-' || c == '.' || c == '_' || c == '~':
-		return true
-	case qualifier && (c == '/' || c == ':'):
-		return true
-	}
-	return false
-}
-
-func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
-
-func validDigest(s string) bool {
-	algo, hexs, ok := strings.Cut(s, ":")
-	if !ok || algo == "" || len(hexs) < 32 {
-		return false
-	}
-	for i := 0; i < len(algo); i++ {
-		if c := algo[i]; !(isLowerAlnum(c) || c == '+' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	for i := 0; i < len(hexs); i++ {
-		c := hexs[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return algo != "sha256" || len(hexs) == 64
-}
+// qualifierEscapes turns packageurl-go's query escapes into the purl
+// specification's.
+var qualifierEscapes = strings.NewReplacer("%2F", "/", "%3A", ":", "+", "%20")
 
 // Version is the release version of a tag or a version field, as published
 // upstream; see ParseVersion.
@@ -252,4 +210,5 @@ func versionCore(seg string) string {
 	return v
 }
 
+// prefixVariant reports a variant that tags put before the version (cpu-1.6).
 func prefixVariant(seg string) bool { return variantPrefix.MatchString(strings.ToLower(seg)) }

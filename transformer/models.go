@@ -112,6 +112,8 @@ type modelInfo struct {
 	id, kind, key, rev string
 }
 
+// classify is what the rules make of a model value: ignored, or its id,
+// location kind, key and pinned revision.
 func (r *rules) classify(v string, hf bool) *modelInfo {
 	if r.ignoredModel(v) {
 		return &modelInfo{ignored: true}
@@ -126,7 +128,7 @@ func (r *rules) classify(v string, hf bool) *modelInfo {
 
 // addModel records a model claim of the component cd.
 func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
-	mi := r.cache.model(r, m.value, m.hf)
+	mi := r.model(m.value, m.hf)
 	if mi.ignored {
 		return
 	}
@@ -144,8 +146,7 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 	}
 	mh, ok := d.models.get(key)
 	if !ok {
-		mh = d.sc.modelPool.get()
-		mh.key, mh.name, mh.kind, mh.hf, mh.conf = key, id, kind, kind == locHF, m.conf
+		mh = &modelHit{key: key, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
 		if kind == "oci" {
 			if img, err := ParseImage(id[len("oci://"):]); err == nil {
 				mh.oci = &img
@@ -163,27 +164,26 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		mh.revisions.add(m.revision)
 	}
 	if m.path != "" {
-		if mh.props == nil {
-			mh.props = map[string]string{}
-		}
-		mh.props[propPrefix+"model:path"] = m.path
+		mh.setProp(propPrefix+"model:path", m.path)
 		if m.pathLocator != "" && m.pathLocator != m.locator {
 			mh.proofs.add(proof{conf: m.conf, value: "path " + m.path, locator: m.pathLocator})
 		}
 	}
 	if m.simulated != "" {
-		if mh.props == nil {
-			mh.props = map[string]string{}
-		}
-		mh.props["bomstream:model:simulatedBy"] = m.simulated
+		mh.setProp(propPrefix+"model:simulatedBy", m.simulated)
 	}
 	if m.adapter {
-		if mh.props == nil {
-			mh.props = map[string]string{}
-		}
-		mh.props["bomstream:model:adapter"] = "lora"
+		mh.setProp(propPrefix+"model:adapter", "lora")
 	}
 	cd.models.add(key)
+}
+
+// setProp sets the property name (propPrefix included) of the model.
+func (m *modelHit) setProp(name, value string) {
+	if m.props == nil {
+		m.props = map[string]string{}
+	}
+	m.props[name] = value
 }
 
 // modelFileExts are the extensions of model files (weights, engines,
@@ -212,16 +212,6 @@ func strongModel(kind, id, how string) bool {
 			if strings.HasSuffix(lower, ext) {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// strongModel reports whether some model of d stands alone.
-func (d *detection) strongModel() bool {
-	for _, m := range d.models.items {
-		if m.strong {
-			return true
 		}
 	}
 	return false

@@ -59,6 +59,8 @@ func parseShell(src string) *shellScript {
 	return s
 }
 
+// convertWord reads one word of a parsed script: its literal parts and
+// parameters.
 func convertWord(w *syntax.Word, src string) shellWord {
 	var out shellWord
 	var parts func(ps []syntax.WordPart, quoted bool)
@@ -163,6 +165,7 @@ func (s *shellScript) expand(env map[string]string) [][]string {
 	return out
 }
 
+// expand is the word with its parameters replaced (see shellScript.expand).
 func (w shellWord) expand(env map[string]string) string {
 	if len(w) == 1 && !w[0].param {
 		return w[0].lit

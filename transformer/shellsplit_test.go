@@ -72,13 +72,13 @@ func TestShellSplit(t *testing.T) {
 	}
 }
 
-// FuzzParseArgsBuffers: parseArgs cutting its slices from reused buffers
-// gives what ParseArgsWith gives with fresh ones.
-func FuzzParseArgsBuffers(f *testing.F) {
+// FuzzParseArgsMemo: parseArgs taking its scripts from a Renderer's memo
+// gives what ParseArgsWith gives, the first time and the next.
+func FuzzParseArgsMemo(f *testing.F) {
 	f.Add("sh", "-c", "bash /x.sh leader --ray_cluster_size=$(N); python3 -m vllm.entrypoints.openai.api_server --port 8080 -- --x", "--model=a")
 	f.Add("vllm", "serve", "org/m", "--tensor-parallel-size")
 	f.Add("", "serve", "--flag", "-1")
-	bufs, cache := &argBufs{}, &matchCache{}
+	r := newRenderer(f).rules
 	opt := ParseOptions{Env: map[string]string{"N": "2"}, Booleans: map[string]bool{"--enforce-eager": true}}
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
 		var command, args []string
@@ -87,12 +87,11 @@ func FuzzParseArgsBuffers(f *testing.F) {
 		}
 		args = []string{c, d}
 		for round := 0; round < 2; round++ {
-			got := parseArgs(command, args, opt, bufs, cache)
+			got := parseArgs(command, args, opt, r.shell)
 			want := ParseArgsWith(command, args, opt)
 			if !sameInvocations(got, want) {
 				t.Fatalf("parseArgs(%q, %q) = %+v, want %+v", command, args, got, want)
 			}
-			bufs.reset()
 		}
 	})
 }

@@ -34,6 +34,39 @@ type pendingClaim struct {
 	ct    *schemas.Container
 }
 
+// resolveClaims links the model claims of one component to their sources
+// (an image volume, a download) and records them, then the downloads
+// themselves and the image volumes no claim named.
+func (r *rules) resolveClaims(cd *compDetect, d *detection, c *schemas.Component) {
+	var used map[string]bool
+	if len(c.Volumes) > 0 {
+		used = map[string]bool{}
+	}
+	served := make([]bool, len(cd.downloads)) // downloads a server path is linked to
+	for i := range cd.pending {
+		m, linked, k := r.linkClaim(c, &cd.pending[i], cd.downloads)
+		if linked && used != nil {
+			used[m.value] = true
+		}
+		if k >= 0 {
+			served[k] = true
+		}
+		r.addModel(cd, d, m)
+	}
+	for k, dl := range cd.downloads {
+		if served[k] {
+			// The path is the server's, which its claim gave.
+			dl.claim.path = ""
+		}
+		r.addModel(cd, d, dl.claim)
+	}
+	if used != nil {
+		for _, m := range volumeClaims(c, used) {
+			r.addModel(cd, d, m)
+		}
+	}
+}
+
 // findDownloads appends to out the download commands among one
 // container's invocations (heads holds their rule matches), and the
 // container itself when its image is a download rule's (an args-only

@@ -1,0 +1,183 @@
+package transformer
+
+import (
+	"strings"
+
+	cdx "github.com/CycloneDX/cyclonedx-go"
+	digest "github.com/opencontainers/go-digest"
+)
+
+// runtimeComponent is the component of one serving engine: an application
+// with its version, its purl and bomstream:runtime:* properties.
+func (b *bomBuilder) runtimeComponent(lr *listedRuntime) cdx.Component {
+	h, v := lr.h, lr.best
+	props := make([]cdx.Property, 0, 4+2*len(h.backends)+h.wrappedBy.k.len()+len(lr.others)+len(h.roles)+len(h.settings))
+	props = append(props,
+		prop(propPrefix+"confidence", h.conf),
+		prop(propPrefix+"runtime:confidence", h.conf),
+		prop(propPrefix+"runtime:name", h.rule.Name),
+	)
+	for _, be := range h.backends {
+		props = append(props, prop(propPrefix+"runtime:backend", be.name))
+		if be.conf != confDeclared {
+			props = append(props, prop(propPrefix+"runtime:backend:inferred", be.name))
+		}
+	}
+	for _, w := range h.wrappedBy.list() {
+		props = append(props, prop(propPrefix+"runtime:wrappedBy", w))
+	}
+	for _, o := range lr.others {
+		props = append(props, prop(propPrefix+"runtime:otherVersion", o))
+	}
+	if v.variant != "" {
+		props = append(props, prop(propPrefix+"runtime:variant", v.variant))
+	}
+	for _, role := range h.roles {
+		props = append(props, prop(propPrefix+"role", role))
+	}
+	props = append(props, h.settings...)
+	name := h.rule.Title
+	if name == "" {
+		name = h.rule.Name
+	}
+	c := cdx.Component{
+		BOMRef:     lr.ref,
+		Type:       cdx.ComponentTypeApplication,
+		Name:       name,
+		Version:    v.version,
+		Properties: sortProps(props),
+		Evidence:   b.evidence(h.proofs, h.conf, v),
+	}
+	if h.rule.PURL != "" {
+		c.PackageURL = h.rule.PURL
+		if v.version != "" {
+			c.PackageURL += "@" + v.version
+		}
+	}
+	return c
+}
+
+// modelComponent is the component of one model: a machine-learning-model
+// with a pkg:huggingface purl at its first revision, or an oci one.
+func (b *bomBuilder) modelComponent(m *modelHit) cdx.Component {
+	revs := sortedCopy(m.revisions.list())
+	pinned := m.oci != nil && m.oci.Digest != ""
+	props := make([]cdx.Property, 0, 3+len(revs)+len(m.roles)+len(m.props))
+	props = append(props,
+		prop(propPrefix+"confidence", m.conf),
+		prop(propPrefix+"model:location-kind", m.kind),
+	)
+	if len(revs) == 0 && !pinned {
+		props = append(props, prop(propPrefix+"model:unpinned", "true"))
+	}
+	if pinned {
+		props = append(props, prop(propPrefix+"model:digest", m.oci.Digest))
+	}
+	for _, rev := range revs {
+		props = append(props, prop(propPrefix+"model:revision", rev))
+	}
+	for _, role := range m.roles {
+		props = append(props, prop(propPrefix+"role", role))
+	}
+	for k, v := range m.props {
+		props = append(props, prop(k, v))
+	}
+	c := cdx.Component{
+		BOMRef:     modelRef(m.key),
+		Type:       cdx.ComponentTypeMachineLearningModel,
+		Name:       m.name,
+		Properties: sortProps(props),
+		Evidence:   b.evidence(m.proofs, m.conf, versionClaim{}),
+	}
+	if m.hf {
+		rev := ""
+		if len(revs) > 0 {
+			c.Version, rev = revs[0], revs[0]
+		}
+		c.PackageURL = hfPURL(m.name, rev)
+	}
+	if m.oci != nil {
+		c.PackageURL = m.oci.PURL("")
+		c.Version = m.oci.Tag
+		if pinned {
+			c.Version = m.oci.Digest
+		}
+	}
+	return c
+}
+
+// containerComponent is the component of one image: a container named
+// after the image, at its digest (the cluster's, the first in order, or
+// the reference's) or tag, with a pkg:oci purl.
+func (b *bomBuilder) containerComponent(ch *containerHit) cdx.Component {
+	conf := confDeclared
+	digests := sortedCopy(ch.digests.list())
+	props := make([]cdx.Property, 0, 5+len(ch.roles)+len(ch.truncated)+ch.containers.k.len()+len(digests))
+	for _, role := range ch.roles {
+		props = append(props, prop(propPrefix+"role", role))
+	}
+	for _, t := range ch.truncated {
+		props = append(props, prop(propPrefix+"truncated", t))
+	}
+	for _, n := range ch.containers.list() {
+		props = append(props, prop(propPrefix+"container:name", n))
+	}
+	if ch.simulator != "" {
+		props = append(props, prop(propPrefix+"simulator", ch.simulator))
+	}
+	c := cdx.Component{Type: cdx.ComponentTypeContainer}
+	if ch.image == nil {
+		conf = confUnresolved
+		c.BOMRef = "container:" + ch.raw
+		c.Name = ch.raw
+		props = append(props, prop(propPrefix+"image:unresolved", "true"), prop(propPrefix+"image:digest", "unresolved"))
+	} else {
+		props = append(props, imageIdentity(&c, ch.image, digests)...)
+	}
+	props = append(props, prop(propPrefix+"confidence", conf))
+	c.Properties = sortProps(props)
+	c.Evidence = b.evidence(ch.proofs, conf, versionClaim{})
+	return c
+}
+
+// imageIdentity names c after the parsed image pi resolved to digests
+// (sorted): bom-ref, name, version, sha256 hashes and purl. It returns the
+// image's digest and tag properties.
+func imageIdentity(c *cdx.Component, pi *parsedImage, digests []string) []cdx.Property {
+	img := &pi.img
+	c.BOMRef = "container:" + pi.str
+	c.Name = pi.name
+	c.Version = img.Tag
+	props := make([]cdx.Property, 0, 2+len(digests))
+	if len(digests) == 0 {
+		props = append(props, prop(propPrefix+"image:digest", "unresolved"))
+	}
+	var hashes []cdx.Hash
+	for _, x := range digests {
+		if dg := digest.Digest(x); dg.Algorithm() == digest.SHA256 {
+			hashes = append(hashes, cdx.Hash{Algorithm: cdx.HashAlgoSHA256, Value: strings.ToLower(dg.Encoded())})
+		}
+		props = append(props, prop(propPrefix+"image:digest", x))
+	}
+	if len(hashes) > 0 {
+		c.Hashes = &hashes
+	}
+	if img.Tag != "" {
+		props = append(props, prop(propPrefix+"image:tag", img.Tag))
+	}
+	// The version and purl are at the first digest, the reference's own
+	// when there is none.
+	c.PackageURL = pi.purl
+	if len(digests) > 0 {
+		c.Version = digests[0]
+		if digests[0] != img.Digest {
+			c.PackageURL = img.PURL(digests[0])
+		}
+	}
+	return props
+}
+
+// prop is a property; name is the full name, propPrefix included.
+func prop(name, value string) cdx.Property {
+	return cdx.Property{Name: name, Value: value}
+}

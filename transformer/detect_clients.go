@@ -1,0 +1,37 @@
+package transformer
+
+import "github.com/bomstream/bomstream/schemas"
+
+// isClient reports whether a container talks to a model server elsewhere
+// rather than serving: it runs an engine's client command (vllm bench), or
+// passes a client flag (--base-url, --target) or env (OPENAI_BASE_URL).
+// heads holds each invocation's rule matches.
+func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invInfo) bool {
+	for ii := range invs {
+		if heads[ii].client {
+			return true
+		}
+		for _, f := range invs[ii].Flags {
+			if r.clientFlags[f.Name] {
+				return true
+			}
+		}
+	}
+	for _, e := range ct.Env {
+		if r.clientEnvName(e.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientEnvName reports whether an env name marks a client of a server
+// elsewhere (models.clientEnv).
+func (r *rules) clientEnvName(name string) bool {
+	for _, re := range r.clientEnv {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}

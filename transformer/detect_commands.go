@@ -1,0 +1,100 @@
+package transformer
+
+import "strings"
+
+// commandClaims matches one invocation against the launch commands, the
+// args-only patterns (for the first invocation of an args-only container whose
+// image is the engine's: entry) and takes positional models.
+func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info *invInfo, entry bool) {
+	src := 0
+	if inv.Program != "" {
+		src = inv.ProgramSrc
+	} else if len(inv.Words) > 0 {
+		src = inv.Words[0].Src
+	}
+	for _, hm := range info.matches {
+		rt, p := hm.rule, hm.pattern
+		if inv.Program == "" && (!entry || !x.imageHit(rt.Name)) {
+			continue
+		}
+		conf := confDeclared
+		if p.conf != "" {
+			conf = p.conf
+		}
+		h := cd.hit(rt, conf, proof{conf: conf, value: hm.value, locator: x.loc(src)})
+		if m, ok := x.matchOf(rt.Name); ok && x.img != nil {
+			if v, variant, how := x.imageVersion(m); v != "" {
+				h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
+			}
+		}
+		if p.backend != "" {
+			cd.backend(rt.Name, p.backend, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})
+		}
+		x.engineModelFlags(inv, rt)
+		if p.model {
+			x.positionalModels(inv, rt, p.models)
+		}
+	}
+}
+
+// engineModelFlags takes the models named by the flags that name one only
+// for the engine rt.
+func (x *ctrScope) engineModelFlags(inv *Invocation, rt *runtimeRule) {
+	for _, f := range inv.Flags {
+		if f.HasValue && rt.modelFlags[f.Name] {
+			x.models = append(x.models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+		}
+	}
+}
+
+// positionalModels takes the first positional past rt's subcommands as a
+// model, or every one when all is set.
+func (x *ctrScope) positionalModels(inv *Invocation, rt *runtimeRule, all bool) {
+	for _, w := range inv.Positionals {
+		if rt.subcommands[w.Text] {
+			continue
+		}
+		x.models = append(x.models, modelClaim{value: w.Text, conf: confDeclared, how: "positional", locator: x.loc(w.Src)})
+		if !all {
+			break
+		}
+	}
+}
+
+// invocationInfo is what the rules say of the head of inv.
+func (r *rules) invocationInfo(inv *Invocation) *invInfo {
+	if head := invocationHead(inv, r.headWords); head != "" {
+		return r.head(head, inv.Program == "")
+	}
+	return noInv
+}
+
+// invocationHead is the program and its first words joined by spaces, at most
+// 512 bytes and, when words > 0, at most that many words with the program:
+// launch patterns only look at the start.
+func invocationHead(inv *Invocation, words int) string {
+	const maxHead = 512
+	maxWords := 8
+	if words > 0 {
+		maxWords = words
+		if inv.Program != "" {
+			maxWords--
+		}
+	}
+	var b strings.Builder
+	b.WriteString(inv.Program)
+	for i, w := range inv.Words {
+		if i >= maxWords || b.Len() >= maxHead {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		t := w.Text
+		if len(t) > maxHead {
+			t = t[:maxHead]
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}

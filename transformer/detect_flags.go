@@ -1,0 +1,106 @@
+package transformer
+
+import (
+	"strings"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// entrypointFlagClaims takes the flags that name the model only for an
+// engine, when the image's entrypoint is that engine (inv is the args given
+// to it).
+func (x *ctrScope) entrypointFlagClaims(inv *Invocation) {
+	for _, m := range x.matches {
+		for _, f := range inv.Flags {
+			if f.HasValue && m.rule.modelFlags[f.Name] {
+				x.models = append(x.models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+			}
+		}
+	}
+}
+
+// flagClaims reads the flags of one invocation: roles, settings, models,
+// the revision and wrappers' backends.
+func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
+	for _, f := range inv.Flags {
+		r.flagRole(cd, f)
+		if !f.HasValue {
+			continue
+		}
+		if name, ok := r.settingFlag[f.Name]; ok {
+			cd.setting(name, f.Value)
+		}
+		if r.modelFlags[f.Name] {
+			x.models = append(x.models, modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
+				how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+		}
+		if r.listFlags[f.Name] {
+			x.models = append(x.models, listFlagModels(inv, f, x)...)
+		}
+		if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
+			x.revision = f.Value
+		}
+		r.backendFlagClaims(cd, x, f)
+	}
+}
+
+// backendFlagClaims: a wrapper's backend flag names the engine it runs.
+func (r *rules) backendFlagClaims(cd *compDetect, x *ctrScope, f Flag) {
+	for _, rt := range r.backendFlags[f.Name] {
+		p := proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: x.loc(f.Src)}
+		if eng, ok := rt.BackendFlag.Values[strings.ToLower(f.Value)]; ok && eng != "" {
+			cd.backend(rt.Name, eng, p)
+		} else if !ok && !unresolvedRef(f.Value) {
+			cd.backend(rt.Name, strings.ToLower(f.Value), p)
+		}
+	}
+}
+
+// engineFlagClaims: a flag only some engines take suggests them; the first
+// evidence of each is kept.
+func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
+	for _, f := range inv.Flags {
+		for _, en := range r.engineFlagOwners[f.Name] {
+			seen := false
+			for _, ef := range cd.engineFlags {
+				if ef.name == en {
+					seen = true
+					break
+				}
+			}
+			if !seen {
+				cd.engineFlags = append(cd.engineFlags, namedProof{name: en, p: proof{conf: confInferred, value: "engine flag " + f.Name, locator: x.loc(f.Src)}})
+			}
+		}
+	}
+}
+
+// listFlagModels reads the models a list flag names: its value and the
+// words after it up to the next flag, each "[NAME=]LOCATION".
+func listFlagModels(inv *Invocation, f Flag, x *ctrScope) []modelClaim {
+	var out []modelClaim
+	add := func(v string, src int) {
+		if _, loc, ok := strings.Cut(v, "="); ok {
+			v = loc
+		}
+		if v != "" && v != "all" {
+			out = append(out, modelClaim{value: v, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(src)})
+		}
+	}
+	add(f.Value, f.ValueSrc)
+	after := false
+	for _, w := range inv.Words {
+		if w.Src == f.ValueSrc && w.Text == f.Value {
+			after = true
+			continue
+		}
+		if !after {
+			continue
+		}
+		if strings.HasPrefix(w.Text, "-") {
+			break
+		}
+		add(w.Text, w.Src)
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package transformer
+
+import (
+	"regexp"
+	"strings"
+)
+
+// What the rules say about an image reference, an image name, a command
+// head, a word or a model value: pure functions of the string.
+
+// parsedImage is an image reference as written, parsed, with what Render
+// derives from it.
+type parsedImage struct {
+	img        Image
+	ok         bool   // ParseImage accepted it; the rest is set only then
+	name       string // img.Name()
+	str        string // img.String()
+	proofValue string // "image " + the reference as written (set always)
+	tagVersion string // ParseVersion(img.Tag)
+	tagVariant string
+	tagHow     string // "tag " + img.Tag
+	purl       string // img.PURL("")
+	info       *imageInfo
+}
+
+// image parses the image reference ref and matches its name.
+func (r *rules) image(ref string) *parsedImage { return r.memo.images.get(ref, r.parseImage) }
+
+// parseImage parses the image reference ref and matches its name.
+func (r *rules) parseImage(ref string) *parsedImage {
+	p := &parsedImage{proofValue: "image " + ref}
+	img, err := ParseImage(ref)
+	if err != nil {
+		return p
+	}
+	p.img, p.ok = img, true
+	p.name = img.Name()
+	p.str = img.String()
+	p.tagVersion, p.tagVariant = ParseVersion(img.Tag)
+	p.tagHow = "tag " + img.Tag
+	p.purl = img.PURL("")
+	p.info = r.imageInfo(p.name)
+	return p
+}
+
+// imageInfo is what the rules find in one image name.
+type imageInfo struct {
+	matches    []imageMatch
+	sim        *notRuntime
+	bakedModel string // the model the image bakes in (a NIM or an images rule)
+	// byName: bakedModel comes from models.images, not from the NIM rule.
+	byName bool
+}
+
+// imageMatch is a runtime whose image pattern matched.
+type imageMatch struct {
+	rule    *runtimeRule
+	version string // from a repository capture, already normalized
+	backend string
+	tagNone bool           // the tag is no version of this engine
+	tagRE   *regexp.Regexp // reads the engine's version in the tag
+}
+
+// imageInfo matches an image name against the simulators, the runtimes'
+// image patterns (the first of each runtime that matches) and the images
+// that bake a model in.
+func (r *rules) imageInfo(name string) *imageInfo {
+	info := &imageInfo{}
+	for i := range r.notRuntimes {
+		if r.notRuntimes[i].re.MatchString(name) {
+			info.sim = &r.notRuntimes[i]
+			break
+		}
+	}
+	for _, rt := range r.runtimes {
+		for _, p := range rt.images {
+			m := p.re.FindStringSubmatch(name)
+			if m == nil {
+				continue
+			}
+			im := imageMatch{rule: rt, backend: p.backend, tagNone: p.tagNone, tagRE: p.tagRE}
+			if p.version >= 0 && m[p.version] != "" {
+				im.version = Version(strings.NewReplacer("-", ".", "_", ".").Replace(m[p.version]))
+			}
+			info.matches = append(info.matches, im)
+			break
+		}
+	}
+	info.bakedModel, info.byName = r.bakedModel(name)
+	return info
+}
+
+// bakedModel is the model an image named name bakes in: a NIM's (unless
+// the name is a generic NIM's), else the first models.images pattern's
+// that no exclude pattern vetoes (byName).
+func (r *rules) bakedModel(name string) (model string, byName bool) {
+	if r.nimImage != nil {
+		generic := false
+		for _, g := range r.nimGeneric {
+			generic = generic || g.MatchString(name)
+		}
+		if m := r.nimImage.FindStringSubmatch(name); m != nil && !generic {
+			if model = m[r.nimImage.SubexpIndex("model")]; model != "" {
+				return model, false
+			}
+		}
+	}
+	for _, im := range r.imageModels {
+		m := im.re.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		excluded := false
+		for _, x := range im.exclude {
+			excluded = excluded || x.MatchString(name)
+		}
+		if !excluded {
+			if model = m[im.re.SubexpIndex("model")]; model != "" {
+				return model, true
+			}
+		}
+	}
+	return "", false
+}
+
+// invInfo is what the rules say of one invocation head: the launch
+// patterns it matches (commands, or args-only patterns when the container
+// gives no command), and, for a command, the download rules it matches and
+// whether it is an engine's client command.
+type invInfo struct {
+	matches   []headMatch
+	downloads []*downloadRule
+	client    bool
+}
+
+// headMatch is a launch pattern that matched a head.
+type headMatch struct {
+	rule    *runtimeRule
+	pattern pattern
+	value   string // the proof: "command " + the trimmed match
+}
+
+// noInv says nothing.
+var noInv = &invInfo{}
+
+// head returns what the rules say of an invocation head: of a command,
+// or of the args given to an image's entrypoint (argsOnly).
+func (r *rules) head(head string, argsOnly bool) *invInfo {
+	if argsOnly {
+		return r.memo.argsOnly.get(head, func(h string) *invInfo { return r.matchHead(h, true) })
+	}
+	return r.memo.commands.get(head, func(h string) *invInfo { return r.matchHead(h, false) })
+}
+
+// matchHead matches an invocation head against the launch patterns (the
+// first of each runtime that matches), the client commands and the
+// download commands.
+func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
+	info := &invInfo{}
+	for _, rt := range r.runtimes {
+		pats := rt.commands
+		if argsOnly {
+			pats = rt.argsOnly
+		}
+		for _, p := range pats {
+			if m := p.re.FindString(head); m != "" {
+				info.matches = append(info.matches, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m)})
+				break
+			}
+		}
+		if !argsOnly {
+			for _, p := range rt.clients {
+				info.client = info.client || p.re.MatchString(head)
+			}
+		}
+	}
+	if !argsOnly {
+		for i := range r.downloads {
+			if dr := &r.downloads[i]; dr.command != nil && dr.command.MatchString(head) {
+				info.downloads = append(info.downloads, dr)
+			}
+		}
+	}
+	return info
+}
+
+// wordInfo is what the per-word rules (hints, role patterns) find in one word.
+type wordInfo struct {
+	roles []string
+	hints []hintMatch
+}
+
+// hintMatch is a hint pattern that matched a word.
+type hintMatch struct {
+	rule  *runtimeRule
+	value string // the proof: "hint " + the match
+	conf  string
+}
+
+// word returns what the per-word rules say of w.
+func (r *rules) word(w string) *wordInfo { return r.memo.words.get(w, r.matchWord) }
+
+// matchWord matches one word against the role patterns and the runtimes'
+// hints (the first of each runtime that matches).
+func (r *rules) matchWord(w string) *wordInfo {
+	info := &wordInfo{}
+	for _, rr := range r.roles {
+		if rr.re != nil && rr.re.MatchString(w) {
+			info.roles = append(info.roles, rr.Role)
+		}
+	}
+	for _, rt := range r.runtimes {
+		for _, h := range rt.hints {
+			if m := h.re.FindString(w); m != "" {
+				conf := confInferred
+				if h.conf != "" {
+					conf = h.conf
+				}
+				info.hints = append(info.hints, hintMatch{rule: rt, value: "hint " + m, conf: conf})
+				break
+			}
+		}
+	}
+	return info
+}
+
+// shell parses a script.
+func (r *rules) shell(src string) *shellScript { return r.memo.shells.get(src, parseShell) }
+
+// model classifies a model value (ignored, id, kind and key); hf says the
+// value can only be a Hugging Face id. Not memoized: three ignore patterns
+// and string tests, 1-3% of a render.
+func (r *rules) model(v string, hf bool) *modelInfo { return r.classify(v, hf) }
