@@ -51,7 +51,7 @@ type Type struct {
 	LatestOnly bool
 	// Concurrency is the runner's default number of exports at once for
 	// sinks of this type, unless the sink's runner configuration sets one;
-	// zero means the engine's default (stream.DefaultConcurrency).
+	// zero means the engine's default (engine.DefaultConcurrency).
 	Concurrency int
 }
 

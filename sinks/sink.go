@@ -155,7 +155,7 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-// Permanent tells the consume engine (stream.IsPermanent) not to retry.
+// Permanent tells the consume engine (engine.IsPermanent) not to retry.
 func (e *permanentError) Permanent() bool { return true }
 
 // Permanent marks err as not worth retrying: the runner sends the message to

@@ -415,7 +415,8 @@ func (b *Bus) Provision(ctx context.Context) error {
 }
 
 // stream returns a handle on a stream, from Provision when it made one.
-func (b *Bus) stream(ctx context.Context, name string) (jetstream.Stream, error) {
+// Stream is the handle of the stream called name.
+func (b *Bus) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
 	b.mu.Lock()
 	s, ok := b.streams[name]
 	b.mu.Unlock()

@@ -128,7 +128,7 @@ func sameState(m *jetstream.RawStreamMsg, ev schemas.WorkloadChange) bool {
 
 // lastChangeMsg is the last stored message of the workload's subject, nil when none.
 func (b *Bus) lastChangeMsg(ctx context.Context, w schemas.Workload) (*jetstream.RawStreamMsg, error) {
-	s, err := b.stream(ctx, schemas.StreamChanges)
+	s, err := b.Stream(ctx, schemas.StreamChanges)
 	if err != nil {
 		return nil, err
 	}
@@ -211,29 +211,13 @@ func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResul
 		}
 	}
 	for i, a := range appends {
-		ev := a.Event
-		w := ev.Data.Workload
-		if w.Cluster == "" || w.UID == "" {
-			out[i] = AppendResult{Err: fmt.Errorf("publish change %s: workload has no cluster or uid", w)}
-			continue
-		}
-		data, err := json.Marshal(ev)
-		if err != nil {
-			out[i] = AppendResult{Err: fmt.Errorf("publish change %s: %w", w, err)}
-			continue
-		}
-		msg := &nats.Msg{Subject: schemas.ChangesSubject(w), Data: data, Header: nats.Header{}}
-		msg.Header.Set(headerEventType, ev.Type)
-		if ev.Data.InputHash != "" {
-			msg.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
-		}
-		f, err := b.js.PublishMsgAsync(msg,
-			jetstream.WithMsgID(schemas.ChangeMsgID(w, a.LastSeq)),
-			jetstream.WithExpectLastSequencePerSubject(a.LastSeq),
-			jetstream.WithExpectStream(schemas.StreamChanges),
-		)
-		if err != nil {
+		f, err := b.appendAsync(a)
+		if errors.Is(err, errNotSent) {
 			retry = append(retry, i)
+			continue
+		}
+		if err != nil {
+			out[i] = AppendResult{Err: err}
 			continue
 		}
 		window = append(window, pending{i, f})
@@ -257,6 +241,37 @@ func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResul
 		}
 	}
 	return out
+}
+
+// errNotSent: an asynchronous publish could not even be sent; the event
+// goes through PublishChange instead.
+var errNotSent = errors.New("not sent")
+
+// appendAsync sends a's conditional publish without waiting for its ack.
+func (b *Bus) appendAsync(a Append) (jetstream.PubAckFuture, error) {
+	ev := a.Event
+	w := ev.Data.Workload
+	if w.Cluster == "" || w.UID == "" {
+		return nil, fmt.Errorf("publish change %s: workload has no cluster or uid", w)
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("publish change %s: %w", w, err)
+	}
+	msg := &nats.Msg{Subject: schemas.ChangesSubject(w), Data: data, Header: nats.Header{}}
+	msg.Header.Set(headerEventType, ev.Type)
+	if ev.Data.InputHash != "" {
+		msg.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
+	}
+	f, err := b.js.PublishMsgAsync(msg,
+		jetstream.WithMsgID(schemas.ChangeMsgID(w, a.LastSeq)),
+		jetstream.WithExpectLastSequencePerSubject(a.LastSeq),
+		jetstream.WithExpectStream(schemas.StreamChanges),
+	)
+	if err != nil {
+		return nil, errNotSent
+	}
+	return f, nil
 }
 
 // indexNames records in the name index the workloads of appends[i] for i

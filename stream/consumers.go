@@ -16,7 +16,7 @@ import (
 // nothing pending before it has looked at the stream, so the delivered stream
 // sequence is compared with the stream's last sequence as well.
 func (b *Bus) CaughtUp(ctx context.Context, streamName, durable string) (bool, error) {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return false, err
 	}

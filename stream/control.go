@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // Control requests let a command ask the process that owns an embedded
@@ -45,7 +47,7 @@ func (b *Bus) Serve(ctx context.Context, name string, h ControlHandler) error {
 			send("progress", nil) // the owner is there and has started
 			res, err := b.serveOne(ctx, name, h, m.Data, func(p []byte) { send("progress", p) })
 			if err != nil {
-				send("error", []byte(b.redact(err.Error())))
+				send("error", []byte(schemas.RedactText(err.Error())))
 				return
 			}
 			send("result", res)

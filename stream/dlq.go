@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,13 @@ const (
 	HeaderDLQMsgID = "Bomstream-Dlq-Msg-Id"
 )
 
+// stagePattern is a stage name: dot-separated subject tokens.
+var stagePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+
+// ValidStage reports whether stage can name a stage: its dead letters go
+// to bomstream.dlq.<stage>, so it is dot-separated subject tokens.
+func ValidStage(stage string) bool { return stagePattern.MatchString(stage) }
+
 // MaxReasonBytes bounds the reason header of a dead letter.
 const MaxReasonBytes = 1024
 
@@ -45,16 +53,18 @@ func DeadLetterID(stage, streamName string, seq uint64) string {
 	return stage + ":" + streamName + ":" + strconv.FormatUint(seq, 10)
 }
 
-// deadLetter publishes m to bomstream.dlq.<stage> in the one dead-letter
-// format, with reason (already redacted), under the message id msgID, and
-// waits for the stream's ack. It returns the dead letter's id.
-func (b *Bus) deadLetter(ctx context.Context, stage, streamName string, m *Msg, reason, msgID string) (uint64, error) {
-	if !tokenPattern.MatchString(stage) {
-		return 0, fmt.Errorf("dead letter: stage %q is not a dot-separated subject", stage)
+// PutDeadLetter stores d on bomstream.dlq.<d.Stage> in the one dead-letter
+// format, its reason (already redacted) made a header value by Reason,
+// under the message id msgID (see DeadLetterID), and waits for the
+// stream's ack. d.ID and d.Time are ignored: it returns the new dead
+// letter's id, and it is stamped now.
+func (b *Bus) PutDeadLetter(ctx context.Context, d DeadLetter, msgID string) (uint64, error) {
+	if !ValidStage(d.Stage) {
+		return 0, fmt.Errorf("dead letter: stage %q is not a dot-separated subject", d.Stage)
 	}
-	out := nats.NewMsg(schemas.DLQSubject(stage))
-	out.Data = m.Data
-	for k, vs := range m.Header {
+	out := nats.NewMsg(schemas.DLQSubject(d.Stage))
+	out.Data = d.Data
+	for k, vs := range d.Header {
 		if strings.HasPrefix(strings.ToLower(k), "nats-") {
 			if strings.EqualFold(k, jetstream.MsgIDHeader) && len(vs) > 0 {
 				out.Header.Set(HeaderDLQMsgID, vs[0])
@@ -63,12 +73,12 @@ func (b *Bus) deadLetter(ctx context.Context, stage, streamName string, m *Msg, 
 		}
 		out.Header[k] = append([]string(nil), vs...)
 	}
-	out.Header.Set(schemas.HeaderReason, Reason(reason))
-	out.Header.Set(HeaderDLQStage, stage)
-	out.Header.Set(HeaderDLQStream, streamName)
-	out.Header.Set(HeaderDLQSubject, m.Subject)
-	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.Seq, 10))
-	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(m.Delivered, 10))
+	out.Header.Set(schemas.HeaderReason, Reason(d.Reason))
+	out.Header.Set(HeaderDLQStage, d.Stage)
+	out.Header.Set(HeaderDLQStream, d.Stream)
+	out.Header.Set(HeaderDLQSubject, d.Subject)
+	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(d.Seq, 10))
+	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(d.Delivered, 10))
 	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
 	ack, err := b.js.PublishMsg(ctx, out, jetstream.WithMsgID(msgID))
 	if err != nil {
@@ -137,7 +147,7 @@ var ErrNoDeadLetter = errors.New("no such dead letter")
 
 // GetDeadLetter reads one dead letter by its id (its DLQ sequence).
 func (b *Bus) GetDeadLetter(ctx context.Context, id uint64) (DeadLetter, error) {
-	s, err := b.stream(ctx, schemas.StreamDLQ)
+	s, err := b.Stream(ctx, schemas.StreamDLQ)
 	if err != nil {
 		return DeadLetter{}, err
 	}
@@ -153,7 +163,7 @@ func (b *Bus) GetDeadLetter(ctx context.Context, id uint64) (DeadLetter, error) 
 
 // RemoveDeadLetter deletes a dead letter once it was dealt with.
 func (b *Bus) RemoveDeadLetter(ctx context.Context, id uint64) error {
-	s, err := b.stream(ctx, schemas.StreamDLQ)
+	s, err := b.Stream(ctx, schemas.StreamDLQ)
 	if err != nil {
 		return err
 	}
@@ -183,11 +193,3 @@ func Reason(s string) string {
 	}
 	return s[:cut] + ellipsis
 }
-
-// redact scrubs an error text of anything that looks like a credential
-// before it reaches a log line or the dead-letter stream.
-func (b *Bus) redact(s string) string { return schemas.RedactText(s) }
-
-// Redact is the scrubbing every stage applies to error texts before they
-// reach a log line, a health report or the dead-letter stream.
-func (b *Bus) Redact(s string) string { return b.redact(s) }

@@ -12,8 +12,14 @@
 //	BOMS     bomstream.boms.<cluster>.<uid>     CycloneDX documents
 //	DLQ      bomstream.dlq.<stage>              what could not be processed, with the reason
 //
-// and hands out the per-sink KV ledgers. Stages use the Bus; they never start
-// servers or create streams themselves.
+// and hands out the KV buckets: the per-sink ledgers, the name index. Stages
+// use the Bus; they never start servers or create streams themselves.
+//
+// One process owns an embedded data directory (a lock file, and owner.json
+// saying how to reach its server): Attach lets a second command read through
+// the owner's server, and Serve and Call carry the control requests (a replay,
+// a dead-letter retry) that must run in the owner. KeepRetention trims
+// CHANGES to its age limit without ever removing a workload's last event.
 //
 // Writing: PublishChange appends a workload's event to CHANGES with optimistic
 // concurrency (Nats-Msg-Id "<cluster>:<uid>:<n>" and
@@ -26,10 +32,13 @@
 // history of a subject filter up to where the stream ended when it was
 // called, for history, point-in-time and replay commands. A store can lose
 // messages (a damaged block file): State names the sequences CHANGES or BOMS
-// lack, and Messages and Engine.Replay step over them with a warning that
+// lack, and Messages and engine.Engine.Replay step over them with a warning that
 // names them, ending at the last message stored rather than at the server's
 // pending counts, which such a store can get wrong.
 //
-// The subpackage streamtest runs a real nats-server process for tests of the
-// external, TCP path.
+// Subpackages: engine is the consume engine every stage runs on (ordering
+// per workload, retries, dead letters, crash recovery, replay, redrive);
+// check holds the streams, consumers and ledgers against each other; and
+// streamtest runs a real nats-server process for tests of the external, TCP
+// path.
 package stream

@@ -129,7 +129,7 @@ type StreamState struct {
 
 // State reports what streamName holds, with the sequences it lacks.
 func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error) {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return StreamState{}, err
 	}
@@ -168,10 +168,10 @@ func (b *Bus) lastStored(ctx context.Context, s jetstream.Stream, filter string)
 	return m.Sequence, nil
 }
 
-// warnLost logs, once per read, that a read of streamName from from to to
+// WarnLost logs, once per read, that a read of streamName from from to to
 // skips the messages the store lost there. Only CHANGES and BOMS are
 // looked at: elsewhere deleted messages are no loss.
-func (b *Bus) warnLost(ctx context.Context, streamName string, from, to uint64, what string) {
+func (b *Bus) WarnLost(ctx context.Context, streamName string, from, to uint64, what string) {
 	if streamName != schemas.StreamChanges && streamName != schemas.StreamBOMs {
 		return
 	}

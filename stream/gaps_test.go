@@ -18,7 +18,7 @@ func TestStateNamesLostSequences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := b.stream(ctx, schemas.StreamBOMs)
+	s, err := b.Stream(ctx, schemas.StreamBOMs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestMessagesWhenTheLastMessageWasLost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := b.stream(ctx, schemas.StreamBOMs)
+	s, err := b.Stream(ctx, schemas.StreamBOMs)
 	if err != nil {
 		t.Fatal(err)
 	}

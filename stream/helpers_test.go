@@ -2,8 +2,11 @@ package stream
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -48,4 +51,35 @@ func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// publishN publishes n messages on each of the subjects bomstream.boms.t.<s>,
+// interleaved, with payload "<s>:<i>", and returns them in publish order.
+func publishN(t *testing.T, b *Bus, subjects []string, n int) []string {
+	t.Helper()
+	ctx := testContext(t)
+	var out []string
+	for i := range n {
+		for _, s := range subjects {
+			m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t." + s)
+			m.Data = []byte(s + ":" + strconv.Itoa(i))
+			if _, err := b.Publish(ctx, m, ""); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(m.Data))
+		}
+	}
+	return out
+}
+
+// waitUntil polls cond until it holds, failing the test after a minute.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

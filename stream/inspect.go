@@ -31,7 +31,7 @@ type ConsumerState struct {
 
 // Consumers lists the durable consumers of streamName.
 func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState, error) {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq
 // DeleteConsumer removes a durable consumer; its stage creates it again
 // when it starts. A consumer that does not exist is no error.
 func (b *Bus) DeleteConsumer(ctx context.Context, streamName, durable string) error {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (b *Bus) LedgerNames(ctx context.Context) ([]string, error) {
 // GetMsg reads the message stored at seq on streamName; nil (and no error)
 // when there is none.
 func (b *Bus) GetMsg(ctx context.Context, streamName string, seq uint64) (*jetstream.RawStreamMsg, error) {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev sche
 // first: over a store that lost messages the server's count can be wrong. ErrStop from fn
 // ends it early without an error.
 func (b *Bus) LastPerSubject(ctx context.Context, streamName, filter string, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return err
 	}

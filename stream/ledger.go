@@ -22,15 +22,21 @@ var ErrLedgerConflict = errors.New("ledger entry changed since it was read")
 
 // Ledger opens the ledger of sink, creating its bucket when missing.
 func (b *Bus) Ledger(ctx context.Context, sink string) (*Ledger, error) {
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   "bomstream-ledger-" + sink,
-		Storage:  jetstream.FileStorage,
-		Replicas: b.cfg.replicas(),
-	})
+	kv, err := b.KeyValue(ctx, "bomstream-ledger-"+sink)
 	if err != nil {
 		return nil, fmt.Errorf("ledger for sink %s: %w", sink, err)
 	}
 	return &Ledger{kv: kv}, nil
+}
+
+// KeyValue opens the KV bucket called bucket, creating it when missing,
+// on file storage with the configured replicas and no limits.
+func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	return b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:   bucket,
+		Storage:  jetstream.FileStorage,
+		Replicas: b.cfg.replicas(),
+	})
 }
 
 // Get reads key; ok is false when it has no entry.

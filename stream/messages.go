@@ -34,7 +34,7 @@ func (b *Bus) Headers(ctx context.Context, streamName, subject string, fromSeq u
 }
 
 func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq uint64, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return fmt.Errorf("messages of %s: %w", streamName, err)
 	}
@@ -56,7 +56,7 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 		return nil
 	}
 	if !headersOnly {
-		b.warnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
+		b.WarnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
 	}
 	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, HeadersOnly: headersOnly}
 	if fromSeq > 1 {

@@ -54,7 +54,7 @@ func streamOf(subject string) (string, error) {
 // LastMsg is the last stored message of subject on streamName, read with a
 // direct get; nil (and no error) when the subject has none.
 func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstream.RawStreamMsg, error) {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstre
 
 // LastSeq is the last sequence stored on streamName (0 when empty).
 func (b *Bus) LastSeq(ctx context.Context, streamName string) (uint64, error) {
-	s, err := b.stream(ctx, streamName)
+	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return 0, err
 	}

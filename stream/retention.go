@@ -22,7 +22,7 @@ func (b *Bus) EnforceRetention(ctx context.Context) (uint64, error) {
 	if b.cfg.MaxAge <= 0 {
 		return 0, nil
 	}
-	s, err := b.stream(ctx, schemas.StreamChanges)
+	s, err := b.Stream(ctx, schemas.StreamChanges)
 	if err != nil {
 		return 0, err
 	}
@@ -82,12 +82,16 @@ func (b *Bus) KeepRetention(ctx context.Context) {
 	}
 	every := min(b.cfg.MaxAge/10, time.Hour)
 	every = max(every, time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
 	for {
 		if _, err := b.EnforceRetention(ctx); err != nil && ctx.Err() == nil {
 			b.log.Warn("CHANGES retention", zap.Error(err))
 		}
-		if !sleep(ctx, every) {
+		select {
+		case <-ctx.Done():
 			return
+		case <-t.C:
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // kubeFlags are the cluster-source flags of `collector` and `run`. A flag
@@ -217,17 +218,17 @@ func runCluster(ctx context.Context, p *pipeline, cfg Config, once bool, out io.
 
 // collectorHealth reports the collector as a stage for /readyz: degraded,
 // naming the kinds and why, while some kinds cannot be watched.
-func collectorHealth(col *kube.Collector) func() stream.Health {
-	return func() stream.Health {
+func collectorHealth(col *kube.Collector) func() engine.Health {
+	return func() engine.Health {
 		report := col.Health()
 		bad := kube.Degraded(report)
 		if len(bad) == 0 {
-			return stream.Health{State: stream.StateUp}
+			return engine.Health{State: engine.StateUp}
 		}
 		var why []string
 		for _, k := range bad {
 			why = append(why, k+": "+report[k].Error())
 		}
-		return stream.Health{State: stream.StateDegraded, Reason: strings.Join(why, "; ")}
+		return engine.Health{State: engine.StateDegraded, Reason: strings.Join(why, "; ")}
 	}
 }

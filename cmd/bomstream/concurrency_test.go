@@ -10,15 +10,15 @@ import (
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/runner"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // A sink's runner takes its type's concurrency unless its configuration
 // names one: the file sink groups its flushes, so it runs more exports at
 // once than the engine's default.
 func TestSinkTypeConcurrencyDefault(t *testing.T) {
-	if file.SinkType.Concurrency <= stream.DefaultConcurrency {
-		t.Fatalf("file sink concurrency %d, want more than the engine's %d", file.SinkType.Concurrency, stream.DefaultConcurrency)
+	if file.SinkType.Concurrency <= engine.DefaultConcurrency {
+		t.Fatalf("file sink concurrency %d, want more than the engine's %d", file.SinkType.Concurrency, engine.DefaultConcurrency)
 	}
 	dir := t.TempDir()
 	cfg := defaultConfig()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // dlqCmd is the dead-letter workflow: list, show and retry what a stage
@@ -270,19 +271,19 @@ func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, repor
 }
 
 // retryOne redrives one dead letter through the engine of its stage.
-func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
+func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
 	if d.Stage == schemas.StageTransformer {
 		if p.svc == nil {
-			return stream.Redriven{}, errors.New("the transformer does not run in this process")
+			return engine.Redriven{}, errors.New("the transformer does not run in this process")
 		}
 		return p.svc.Retry(ctx, d)
 	}
 	if name, ok := schemas.SinkOfStage(d.Stage); ok {
 		s := p.sink(name)
 		if s == nil {
-			return stream.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", name, p.sinkList())
+			return engine.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", name, p.sinkList())
 		}
 		return s.runner.Retry(ctx, d)
 	}
-	return stream.Redriven{}, fmt.Errorf("no stage %q here", d.Stage)
+	return engine.Redriven{}, fmt.Errorf("no stage %q here", d.Stage)
 }

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -86,13 +86,13 @@ type observer struct {
 // whether its supervisor is restarting it.
 type stageState struct {
 	name    string
-	health  func() stream.Health
+	health  func() engine.Health
 	crashed atomic.Pointer[string] // set while the supervisor waits to restart it
 }
 
-func (s *stageState) report() stream.Health {
+func (s *stageState) report() engine.Health {
 	if c := s.crashed.Load(); c != nil {
-		return stream.Health{State: stream.StateDown, Reason: "restarting after: " + *c}
+		return engine.Health{State: engine.StateDown, Reason: "restarting after: " + *c}
 	}
 	return s.health()
 }
@@ -104,7 +104,7 @@ func newObserver() *observer {
 }
 
 // stage registers a stage for /readyz.
-func (o *observer) stage(name string, health func() stream.Health) *stageState {
+func (o *observer) stage(name string, health func() engine.Health) *stageState {
 	st := &stageState{name: name, health: health}
 	o.mu.Lock()
 	o.stages = append(o.stages, st)
@@ -124,7 +124,7 @@ func (o *observer) readiness() (string, bool) {
 	ok := true
 	for _, st := range stages {
 		h := st.report()
-		if h.State != stream.StateUp {
+		if h.State != engine.StateUp {
 			ok = false
 			fmt.Fprintf(&b, "%s: %s: %s\n", st.name, h.State, h.Reason)
 		} else {

@@ -17,6 +17,7 @@ import (
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -164,7 +165,7 @@ func sinkNames(all []SinkConfig) string {
 // others go on, and /readyz reports each one.
 func (p *pipeline) run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	start := func(name string, run func(context.Context) error, health func() stream.Health) {
+	start := func(name string, run func(context.Context) error, health func() engine.Health) {
 		st := p.obs.stage(name, health)
 		wg.Add(1)
 		go func() {

@@ -2,7 +2,7 @@ package runner
 
 import (
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // Config tunes one runner: the consume engine's settings (the durable
@@ -10,7 +10,7 @@ import (
 // backoff; MaxAttempts, default 0: a transient error is retried until the
 // store is back) and the latest-only switch. The zero value is usable.
 type Config struct {
-	stream.EngineConfig `yaml:",inline"`
+	engine.Config `yaml:",inline"`
 	// LatestOnly skips superseded versions, for sinks that keep only the
 	// latest state of a workload. Unset: the sink type's default.
 	LatestOnly *bool `yaml:"latestOnly"`
@@ -18,7 +18,7 @@ type Config struct {
 
 // Validate checks the configuration, naming the field at fault under prefix
 // (e.g. "sinks[0].runner").
-func (c Config) Validate(prefix string) error { return c.EngineConfig.Validate(prefix) }
+func (c Config) Validate(prefix string) error { return c.Config.Validate(prefix) }
 
 // durable is the consumer name of sink.
 func (c Config) durable(sink string) string {

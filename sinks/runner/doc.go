@@ -1,5 +1,5 @@
 // Package runner drives one sink from the BOMS stream. The consume engine
-// (stream.Engine) owns the consumer, acks, order, retries, the attempt
+// (engine.Engine) owns the consumer, acks, order, retries, the attempt
 // timeout, panic recovery and the dead-letter path; the runner adds what is
 // particular to sinks: reading the message, the sink's ledger, the
 // latest-only skip and the sink's metrics.
@@ -39,6 +39,6 @@
 // Replay runs the same handler over a range of BOMS through an ordered
 // consumer, so nothing already exported is written twice; a sink under a
 // new name backfills from scratch. Retry redrives one dead letter through
-// the engine (stream.Engine.Redrive). ReadLedger gives `bomstream check`
+// the engine (engine.Engine.Redrive). ReadLedger gives `bomstream check`
 // the ledger to hold against BOMS.
 package runner

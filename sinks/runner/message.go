@@ -6,7 +6,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // item is one parsed BOMS message: a BOM or a tombstone.
@@ -20,7 +20,7 @@ type item struct {
 }
 
 // parse reads a BOMS message (see schemas.BOMMessage).
-func parse(m *stream.Msg) (item, error) {
+func parse(m *engine.Msg) (item, error) {
 	it := item{streamSeq: m.Seq}
 	bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
 	if err != nil {

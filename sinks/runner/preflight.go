@@ -8,8 +8,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // Preflight: a sink that implements sinks.Checker is checked when its
@@ -66,7 +67,7 @@ func (r *Runner) runPreflight(ctx context.Context) {
 				failed = append(failed, c.Name+": "+c.Err.Error())
 			}
 		}
-		summary := r.bus.Redact(strings.Join(failed, "; "))
+		summary := schemas.RedactText(strings.Join(failed, "; "))
 		r.pre.set(summary)
 		switch {
 		case summary == "":
@@ -87,10 +88,10 @@ func (r *Runner) runPreflight(ctx context.Context) {
 }
 
 // health is the engine's health, made degraded by failing preflight checks.
-func (r *Runner) health() stream.Health {
+func (r *Runner) health() engine.Health {
 	h := r.eng.Health()
-	if f := r.pre.get(); f != "" && h.State == stream.StateUp {
-		h.State, h.Reason = stream.StateDegraded, "preflight: "+f
+	if f := r.pre.get(); f != "" && h.State == engine.StateUp {
+		h.State, h.Reason = engine.StateDegraded, "preflight: "+f
 	}
 	return h
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // Runner drives one sink from its durable consumer on BOMS.
@@ -27,7 +28,7 @@ type Runner struct {
 	log        *zap.Logger
 	m          *metrics
 	n          counters
-	eng        *stream.Engine
+	eng        *engine.Engine
 	ledger     *stream.Ledger
 
 	mu    sync.Mutex
@@ -89,13 +90,13 @@ func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Lo
 	if bad > 0 {
 		log.Warn("unreadable ledger entries", zap.Int("count", bad))
 	}
-	if r.eng, err = bus.NewEngine(r.engineConfig(cfg.EngineConfig), r.handler(false, &r.n), log, reg); err != nil {
+	if r.eng, err = engine.New(bus, r.engineConfig(cfg.Config), r.handler(false, &r.n), log, reg); err != nil {
 		return nil, fmt.Errorf("sink %s: %w", name, err)
 	}
 	return r, nil
 }
 
-func (r *Runner) engineConfig(ec stream.EngineConfig) stream.EngineConfig {
+func (r *Runner) engineConfig(ec engine.Config) engine.Config {
 	ec.Stage = schemas.SinkStage(r.name)
 	ec.Stream = schemas.StreamBOMs
 	ec.Durable = r.cfg.durable(r.name)
@@ -117,9 +118,9 @@ func (r *Runner) Stats() Stats {
 
 // Health reports the sink stage's state: degraded while a store keeps
 // failing (the messages are retried, nothing is lost).
-func (r *Runner) Health() stream.Health { return r.health() }
+func (r *Runner) Health() engine.Health { return r.health() }
 
-// Run consumes until ctx is done; see stream.Engine.Run. It does not close
+// Run consumes until ctx is done; see engine.Engine.Run. It does not close
 // the sink.
 func (r *Runner) Run(ctx context.Context) error {
 	r.log.Info("sink runner started", zap.String("durable", r.Durable()), zap.Bool("latestOnly", r.latestOnly))
@@ -143,7 +144,7 @@ func (r *Runner) reportUp(ctx context.Context) func() {
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if r.Health().State == stream.StateUp {
+			if r.Health().State == engine.StateUp {
 				r.m.up.Set(1)
 			} else {
 				r.m.up.Set(0)
@@ -163,11 +164,11 @@ func (r *Runner) reportUp(ctx context.Context) func() {
 // ledger again. The engine calls it for one workload at a time, in BOMS
 // order, and acks the message once it returns nil; the lock by name keeps
 // a workload and one re-created under its name apart too.
-func (r *Runner) handler(ignoreLedger bool, n *counters) stream.Handler {
-	return func(ctx context.Context, m *stream.Msg) error {
+func (r *Runner) handler(ignoreLedger bool, n *counters) engine.Handler {
+	return func(ctx context.Context, m *engine.Msg) error {
 		it, err := parse(m)
 		if err != nil {
-			return stream.Permanent(fmt.Errorf("bad message: %w", err))
+			return engine.Permanent(fmt.Errorf("bad message: %w", err))
 		}
 		name := it.workload.String()
 		lk := &r.locks[maphash.String(r.seed, name)%uint64(len(r.locks))]
@@ -331,8 +332,8 @@ type Progress func(done, total uint64, rate float64)
 // replay's own Stats.
 func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progress) (Stats, error) {
 	var n counters
-	ec := r.engineConfig(r.cfg.EngineConfig)
-	eng, err := r.bus.NewEngine(ec, r.handler(opts.IgnoreLedger, &n), r.log.With(zap.Bool("replay", true)), nil)
+	ec := r.engineConfig(r.cfg.Config)
+	eng, err := engine.New(r.bus, ec, r.handler(opts.IgnoreLedger, &n), r.log.With(zap.Bool("replay", true)), nil)
 	if err != nil {
 		return Stats{}, fmt.Errorf("replay %s: %w", r.name, err)
 	}
@@ -360,9 +361,9 @@ func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progre
 }
 
 // Retry puts one dead letter of this sink back through it: a redrive
-// through the sink's engine (see stream.Engine.Redrive), with the same
+// through the sink's engine (see engine.Engine.Redrive), with the same
 // steps as Run: a version the ledger holds already (or a newer one) is
 // skipped, which counts as done.
-func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
+func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
 	return r.eng.Redrive(ctx, d)
 }

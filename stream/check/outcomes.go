@@ -70,6 +70,15 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 			serving = !bm.IsTombstone()
 		}
 	}
+	s.reportOutcomes(pending, unrenderable, deadLettered)
+	return nil
+}
+
+// reportOutcomes adds what checkOutcomes found to the report: the missing
+// outcomes (with their repair), the outcomes stored twice, the changes that
+// wait, and those that cannot be rendered or were dead-lettered.
+func (s *scan) reportOutcomes(pending int, unrenderable, deadLettered []string) {
+	r := s.r
 	r.Checked.Workloads = len(s.subjects)
 	r.Checked.Outcomes = len(s.outcomes)
 	if len(s.missing) > 0 {
@@ -101,7 +110,6 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 	if len(deadLettered) > 0 {
 		r.add(Finding{Severity: Note, Area: "CHANGES", Text: fmt.Sprintf("%d changes have no outcome because the transformer dead-lettered them: %s", len(deadLettered), list(deadLettered))})
 	}
-	return nil
 }
 
 // republish puts back the missing outcomes, workload by workload in change

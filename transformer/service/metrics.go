@@ -3,7 +3,7 @@ package service
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // metrics of one Service, besides the engine's stage metrics. They always
@@ -32,15 +32,15 @@ func newMetrics() metrics {
 
 func (m *metrics) register(reg prometheus.Registerer) error {
 	var err error
-	if m.rendered, err = stream.Register(reg, m.rendered); err != nil {
+	if m.rendered, err = engine.Register(reg, m.rendered); err != nil {
 		return err
 	}
-	if m.skipped, err = stream.Register(reg, m.skipped); err != nil {
+	if m.skipped, err = engine.Register(reg, m.skipped); err != nil {
 		return err
 	}
-	if m.tombstones, err = stream.Register(reg, m.tombstones); err != nil {
+	if m.tombstones, err = engine.Register(reg, m.tombstones); err != nil {
 		return err
 	}
-	m.renderSeconds, err = stream.Register(reg, m.renderSeconds)
+	m.renderSeconds, err = engine.Register(reg, m.renderSeconds)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -28,7 +29,7 @@ type Renderer interface {
 // Config tunes the stage: the consume engine's settings (durable consumer,
 // in-flight bound, concurrency, timeouts, retries). The zero value is usable.
 type Config struct {
-	stream.EngineConfig `yaml:",inline"`
+	engine.Config `yaml:",inline"`
 }
 
 // Defaults of the zero Config.
@@ -42,13 +43,13 @@ const (
 )
 
 // Validate names the field of every problem.
-func (c Config) Validate() error { return c.EngineConfig.Validate("transformer.service") }
+func (c Config) Validate() error { return c.Config.Validate("transformer.service") }
 
 // Service consumes CHANGES and publishes BOMS; see the package comment.
 type Service struct {
 	bus    *stream.Bus
 	render Renderer
-	eng    *stream.Engine
+	eng    *engine.Engine
 	log    *zap.Logger
 	m      metrics
 }
@@ -66,7 +67,7 @@ func New(bus *stream.Bus, r Renderer, cfg Config, log *zap.Logger, reg prometheu
 		log = zap.NewNop()
 	}
 	s := &Service{bus: bus, render: r, log: log, m: newMetrics()}
-	ec := cfg.EngineConfig
+	ec := cfg.Config
 	ec.Stage = DefaultStage
 	ec.Stream = schemas.StreamChanges
 	if ec.Durable == "" {
@@ -77,7 +78,7 @@ func New(bus *stream.Bus, r Renderer, cfg Config, log *zap.Logger, reg prometheu
 	if ec.MaxAttempts == 0 {
 		ec.MaxAttempts = DefaultMaxAttempts
 	}
-	eng, err := bus.NewEngine(ec, s.handle, log, reg)
+	eng, err := engine.New(bus, ec, s.handle, log, reg)
 	if err != nil {
 		return nil, fmt.Errorf("transformer: %w", err)
 	}
@@ -90,11 +91,11 @@ func New(bus *stream.Bus, r Renderer, cfg Config, log *zap.Logger, reg prometheu
 	return s, nil
 }
 
-// Run consumes until ctx is done; see stream.Engine.Run.
+// Run consumes until ctx is done; see engine.Engine.Run.
 func (s *Service) Run(ctx context.Context) error { return s.eng.Run(ctx) }
 
 // Health reports the stage's state.
-func (s *Service) Health() stream.Health { return s.eng.Health() }
+func (s *Service) Health() engine.Health { return s.eng.Health() }
 
 // Durable is the name of the stage's consumer on CHANGES.
 func (s *Service) Durable() string { return s.eng.Config().Durable }
@@ -102,7 +103,7 @@ func (s *Service) Durable() string { return s.eng.Config().Durable }
 // handle renders one change event and publishes its outcome to BOMS. The
 // engine calls it for one workload at a time, in CHANGES order, so every
 // publish of a workload is acked before its next event is handled.
-func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
+func (s *Service) handle(ctx context.Context, m *engine.Msg) error {
 	ev, err := decode(m.Data, m.Seq)
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func (s *Service) handle(ctx context.Context, m *stream.Msg) error {
 // (wasServing: its previous outcome on BOMS is a BOM). The message carries
 // every header the stage sets, Nats-Msg-Id schemas.BOMMsgID included, so
 // that publishing it again is what the stage did, byte for byte. An event
-// that cannot be read or rendered is an error wrapping stream.Permanent.
+// that cannot be read or rendered is an error wrapping engine.Permanent.
 // It touches no network and is safe for concurrent use.
 func (s *Service) Outcome(data []byte, changeSeq uint64, wasServing bool) (*nats.Msg, error) {
 	ev, err := decode(data, changeSeq)
@@ -177,11 +178,11 @@ func (s *Service) Publish(ctx context.Context, out *nats.Msg) (duplicate bool, e
 func decode(data []byte, seq uint64) (schemas.WorkloadChange, error) {
 	ev, err := stream.DecodeChange(data)
 	if err != nil {
-		return ev, stream.Permanent(fmt.Errorf("parse change event at seq %d: %w", seq, err))
+		return ev, engine.Permanent(fmt.Errorf("parse change event at seq %d: %w", seq, err))
 	}
 	w := ev.Data.Workload
 	if w.Cluster == "" || w.UID == "" || w.Kind == "" || w.Name == "" {
-		return ev, stream.Permanent(fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, seq))
+		return ev, engine.Permanent(fmt.Errorf("change event %q at seq %d: workload identity incomplete", ev.ID, seq))
 	}
 	return ev, nil
 }
@@ -196,7 +197,7 @@ func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServin
 	}
 	res, err := s.renderSafely(ev)
 	if err != nil {
-		return nil, stream.Permanent(fmt.Errorf("render %s: %w", w, err))
+		return nil, engine.Permanent(fmt.Errorf("render %s: %w", w, err))
 	}
 	if res.BOM == nil {
 		serving, err := wasServing()
@@ -208,7 +209,7 @@ func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServin
 	}
 	hash := schemas.BomHash(res.BOM)
 	if res.BomHash != "" && res.BomHash != hash {
-		return nil, stream.Permanent(fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash))
+		return nil, engine.Permanent(fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash))
 	}
 	m := &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, EventTime: ev.Time, BomHash: hash, InputHash: ev.Data.InputHash, BOM: res.BOM}
 	if ev.Data.Inputs != nil {
@@ -221,7 +222,7 @@ func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServin
 func message(m *schemas.BOMMessage) (*nats.Msg, error) {
 	h, body, err := m.Encode()
 	if err != nil {
-		return nil, stream.Permanent(fmt.Errorf("outcome of %s: %w", m.Workload, err))
+		return nil, engine.Permanent(fmt.Errorf("outcome of %s: %w", m.Workload, err))
 	}
 	out := nats.NewMsg(m.Subject())
 	out.Header, out.Data = h, body
@@ -280,11 +281,11 @@ func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string
 }
 
 // Retry puts one dead letter of the transformer back through it: a redrive
-// through the stage's engine (see stream.Engine.Redrive); the event is
+// through the stage's engine (see engine.Engine.Redrive); the event is
 // rendered and its outcome published as Run would.
-func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) (stream.Redriven, error) {
+func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
 	return s.eng.Redrive(ctx, d)
 }
 
 // Counts is what the stage did so far.
-func (s *Service) Counts() stream.Counts { return s.eng.Counts() }
+func (s *Service) Counts() engine.Counts { return s.eng.Counts() }

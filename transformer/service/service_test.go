@@ -17,6 +17,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -224,7 +225,7 @@ func TestPublishesBOMWithHeadersAndMsgID(t *testing.T) {
 	run(t, s)
 
 	eventually(t, "both events are acked", func() bool { return settled(t, b, DefaultDurable) })
-	if s.Health().State != stream.StateUp {
+	if s.Health().State != engine.StateUp {
 		t.Fatalf("health while running: %+v", s.Health())
 	}
 	got := messages(t, b, schemas.StreamBOMs, "")
@@ -608,7 +609,7 @@ func TestCancelFinishesEventInFlight(t *testing.T) {
 	}
 	close(r.release)
 	<-stopped
-	if s.Health().State != stream.StateStopped {
+	if s.Health().State != engine.StateStopped {
 		t.Errorf("health after Run returned: %+v", s.Health())
 	}
 	if len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))) != 1 {
@@ -677,7 +678,7 @@ func TestOutcomeIsWhatTheStagePublished(t *testing.T) {
 	if out, err := s.Outcome(changeData(t, b, stopSeq), stopSeq, false); out != nil || err != nil {
 		t.Errorf("a non-serving event of a workload that was not serving: %v, %v; want nothing", out, err)
 	}
-	if _, err := s.Outcome([]byte("{"), 99, false); !stream.IsPermanent(err) {
+	if _, err := s.Outcome([]byte("{"), 99, false); !engine.IsPermanent(err) {
 		t.Errorf("unreadable event: %v, want a permanent error", err)
 	}
 }

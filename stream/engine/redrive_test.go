@@ -1,4 +1,4 @@
-package stream
+package engine
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // Redrive goes through the engine: a handler that panics on the redriven
@@ -20,7 +22,7 @@ import (
 // retried RedriveAttempts times; a mended handler takes it and the entry
 // leaves; a dead letter of another stage is refused.
 func TestRedriveThroughTheEngine(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	subj := schemas.SubjectBOMsPrefix + "t.w"
 	m := nats.NewMsg(subj)
 	m.Data = []byte("x")
@@ -92,7 +94,7 @@ func TestRedriveThroughTheEngine(t *testing.T) {
 // work for it: one holder per subject, as Run keeps it. Other subjects
 // are not held up.
 func TestRedriveKeepsSubjectOrder(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	busy, other := schemas.SubjectBOMsPrefix+"t.busy", schemas.SubjectBOMsPrefix+"t.other"
 	release := make(chan struct{})
 	var inBusy atomic.Bool
@@ -112,8 +114,8 @@ func TestRedriveKeepsSubjectOrder(t *testing.T) {
 	waitUntil(t, "the live message in the handler", inBusy.Load)
 
 	// Dead letters as a stage would have parked them.
-	park := func(subj string, seq uint64) DeadLetter {
-		id, err := b.deadLetter(testContext(t), cfg.Stage, cfg.Stream, &Msg{Subject: subj, Data: []byte("dl"), Seq: seq, Header: nats.Header{}}, "parked", DeadLetterID(cfg.Stage, cfg.Stream, seq))
+	park := func(subj string, seq uint64) stream.DeadLetter {
+		id, err := b.PutDeadLetter(testContext(t), stream.DeadLetter{Stage: cfg.Stage, Stream: cfg.Stream, Subject: subj, Data: []byte("dl"), Seq: seq, Header: nats.Header{}, Reason: "parked"}, stream.DeadLetterID(cfg.Stage, cfg.Stream, seq))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package stream
+package engine
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // claim takes cons over for a process that owns the server: its pin is
@@ -26,15 +28,15 @@ func (e *Engine) claim(ctx context.Context, cons jetstream.Consumer) error {
 		return fmt.Errorf("consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
 	}
 	if e.journal == nil {
-		if e.journal, err = e.bus.openJournal(ctx, e.cfg.Durable); err != nil {
+		if e.journal, err = openJournal(ctx, e.bus, e.cfg.Durable, e.log); err != nil {
 			return err
 		}
 	}
 	if info.NumAckPending == 0 && info.Delivered.Stream <= info.AckFloor.Stream {
 		return nil
 	}
-	if _, err := e.bus.js.ResetConsumer(ctx, e.cfg.Stream, e.cfg.Durable); err != nil {
-		return fmt.Errorf("rewind consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
+	if err := e.bus.ResetConsumer(ctx, e.cfg.Stream, e.cfg.Durable, 0); err != nil {
+		return err
 	}
 	e.recovered.Store(info.Delivered.Stream)
 	e.log.Info("a previous process left messages unsettled: taking them again from the ack floor",
@@ -52,16 +54,12 @@ type journal struct {
 	log     *zap.Logger
 }
 
-func (b *Bus) openJournal(ctx context.Context, durable string) (*journal, error) {
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   "bomstream-journal",
-		Storage:  jetstream.FileStorage,
-		Replicas: b.cfg.replicas(),
-	})
+func openJournal(ctx context.Context, bus *stream.Bus, durable string, log *zap.Logger) (*journal, error) {
+	kv, err := bus.KeyValue(ctx, "bomstream-journal")
 	if err != nil {
 		return nil, fmt.Errorf("crash journal: %w", err)
 	}
-	return &journal{kv: kv, durable: durable, log: b.log}, nil
+	return &journal{kv: kv, durable: durable, log: log}, nil
 }
 
 func (j *journal) key(seq uint64) string { return j.durable + "." + strconv.FormatUint(seq, 10) }

@@ -1,15 +1,17 @@
-package stream
+package engine
 
 import (
 	"errors"
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
-// EngineConfig is what a stage tells the consume engine. Only Stage, Stream
+// Config is what a stage tells the consume engine. Only Stage, Stream
 // and Durable are required; every other field has a default.
-type EngineConfig struct {
+type Config struct {
 	// Stage names the stage in logs and metrics, and its dead letters go to
 	// bomstream.dlq.<Stage> ("transformer", "sink.file").
 	Stage string `yaml:"-"`
@@ -73,7 +75,7 @@ var (
 
 // Validate names the field of every problem; prefix is the path of the
 // configuration block (e.g. "sinks[0].runner").
-func (c EngineConfig) Validate(prefix string) error {
+func (c Config) Validate(prefix string) error {
 	var errs []error
 	bad := func(field, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%s.%s: %s", prefix, field, fmt.Sprintf(format, a...)))
@@ -122,7 +124,7 @@ const (
 	DefaultDrainTimeout   = 10 * time.Second
 )
 
-func (c EngineConfig) withDefaults() EngineConfig {
+func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -151,9 +153,9 @@ func (c EngineConfig) withDefaults() EngineConfig {
 }
 
 // check is Validate plus the fields only code sets.
-func (c EngineConfig) check() error {
+func (c Config) check() error {
 	var errs []error
-	if !tokenPattern.MatchString(c.Stage) {
+	if !stream.ValidStage(c.Stage) {
 		errs = append(errs, fmt.Errorf("engine: stage %q is not a dot-separated subject", c.Stage))
 	}
 	if c.Stream == "" || c.Durable == "" {

@@ -1,4 +1,4 @@
-package stream
+package engine
 
 import (
 	"context"
@@ -16,11 +16,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // publishN publishes n messages on each of the subjects bomstream.boms.t.<s>,
 // interleaved, with payload "<s>:<i>", and returns them in publish order.
-func publishN(t *testing.T, b *Bus, subjects []string, n int) []string {
+func publishN(t *testing.T, b *stream.Bus, subjects []string, n int) []string {
 	t.Helper()
 	ctx := testContext(t)
 	var out []string
@@ -37,8 +39,8 @@ func publishN(t *testing.T, b *Bus, subjects []string, n int) []string {
 	return out
 }
 
-func testEngineConfig(durable string) EngineConfig {
-	return EngineConfig{
+func testEngineConfig(durable string) Config {
+	return Config{
 		Stage: "test." + durable, Stream: schemas.StreamBOMs, Durable: durable, Filter: schemas.SubjectBOMsPrefix + ">",
 		BaseBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, AckWait: time.Second,
 	}
@@ -47,9 +49,9 @@ func testEngineConfig(durable string) EngineConfig {
 // runEngine starts e in the background and returns a stop function that
 // waits for Run to return.
 // startEngine builds an engine for h on b and runs it until the test ends.
-func startEngine(t *testing.T, b *Bus, cfg EngineConfig, h Handler) *Engine {
+func startEngine(t *testing.T, b *stream.Bus, cfg Config, h Handler) *Engine {
 	t.Helper()
-	e, err := b.NewEngine(cfg, h, nil, nil)
+	e, err := New(b, cfg, h, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func caughtUp(t *testing.T, b *Bus, durable string) func() bool {
+func caughtUp(t *testing.T, b *stream.Bus, durable string) func() bool {
 	return func() bool {
 		ok, err := b.CaughtUp(testContext(t), schemas.StreamBOMs, durable)
 		return err == nil && ok
@@ -124,7 +126,7 @@ func (r *recorder) of(subject string) []string {
 // Messages of one subject are handled one at a time and in stream order,
 // whatever the handler's speed, while subjects run concurrently.
 func TestEngineOrdersEachSubject(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	subjects := []string{"a", "b", "c", "d", "e"}
 	publishN(t, b, subjects, 40)
 	var rec recorder
@@ -168,7 +170,7 @@ func TestEngineOrdersEachSubject(t *testing.T) {
 // messages wait behind it while other subjects flow, and the stage reports
 // itself degraded while it keeps failing.
 func TestEngineRetriesInOrderAndReportsDegraded(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	publishN(t, b, []string{"bad", "good"}, 5)
 	var rec recorder
 	var healed atomic.Bool
@@ -202,10 +204,10 @@ func TestEngineRetriesInOrderAndReportsDegraded(t *testing.T) {
 }
 
 // deadLetters reads every dead letter of stage.
-func deadLetters(t *testing.T, b *Bus, stage string) []DeadLetter {
+func deadLetters(t *testing.T, b *stream.Bus, stage string) []stream.DeadLetter {
 	t.Helper()
-	var out []DeadLetter
-	if err := b.DeadLetters(testContext(t), stage, func(d DeadLetter) error {
+	var out []stream.DeadLetter
+	if err := b.DeadLetters(testContext(t), stage, func(d stream.DeadLetter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
@@ -217,7 +219,7 @@ func deadLetters(t *testing.T, b *Bus, stage string) []DeadLetter {
 // A permanent error dead-letters the message with the reason, its origin
 // and its headers, once; the others flow; exhausted attempts do the same.
 func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	subj := schemas.SubjectBOMsPrefix + "t.w"
 	for _, d := range []string{"ok1", "refused", "flaky", "ok2"} {
 		m := nats.NewMsg(subj)
@@ -268,7 +270,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 	if err := b.RemoveDeadLetter(testContext(t), dls[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.GetDeadLetter(testContext(t), dls[0].ID); !errors.Is(err, ErrNoDeadLetter) {
+	if _, err := b.GetDeadLetter(testContext(t), dls[0].ID); !errors.Is(err, stream.ErrNoDeadLetter) {
 		t.Fatalf("removed dead letter: %v", err)
 	}
 }
@@ -277,7 +279,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 // workload is retried (and marks the stage degraded) while the other
 // workloads flow; when the store answers again, the workload goes through.
 func TestEngineAbandonsHungCalls(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	publishN(t, b, []string{"hung", "a", "b", "c"}, 3)
 	var rec recorder
 	var release atomic.Bool
@@ -308,13 +310,13 @@ func TestEngineAbandonsHungCalls(t *testing.T) {
 // crashed) is dead-lettered before it is worked on again, and the handler
 // never sees it.
 func TestEngineDeadLettersPoisonBeforeWork(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	publishN(t, b, []string{"poison"}, 1)
 	cfg := testEngineConfig("poison")
 	cfg.MaxDeliver = 2
 	var calls sync.Map
-	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	e, err := New(b, cfg, func(ctx context.Context, m *Msg) error {
 		calls.Store(string(m.Data), true)
 		return nil
 	}, nil, nil)
@@ -326,7 +328,7 @@ func TestEngineDeadLettersPoisonBeforeWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := b.stream(ctx, schemas.StreamBOMs)
+	s, _ := b.Stream(ctx, schemas.StreamBOMs)
 	for i := range cfg.MaxDeliver {
 		waitUntil(t, fmt.Sprintf("delivery %d", i+1), func() bool {
 			batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second), jetstream.FetchPriorityGroup(pinGroup))
@@ -362,13 +364,13 @@ func TestEngineDeadLettersPoisonBeforeWork(t *testing.T) {
 // A consumer deleted under a running engine is created again; nothing is
 // lost and the engine reports itself down meanwhile, then up.
 func TestEngineRecreatesDeletedConsumer(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	publishN(t, b, []string{"x"}, 3)
 	var rec recorder
 	var redelivered atomic.Int64
 	cfg := testEngineConfig("recreate")
-	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	e, err := New(b, cfg, func(ctx context.Context, m *Msg) error {
 		if m.Redelivered {
 			redelivered.Add(1)
 		}
@@ -380,7 +382,7 @@ func TestEngineRecreatesDeletedConsumer(t *testing.T) {
 	}
 	runEngine(t, e)
 	waitUntil(t, "first messages", caughtUp(t, b, "recreate"))
-	if err := b.js.DeleteConsumer(ctx, schemas.StreamBOMs, "recreate"); err != nil {
+	if err := b.DeleteConsumer(ctx, schemas.StreamBOMs, "recreate"); err != nil {
 		t.Fatal(err)
 	}
 	publishN(t, b, []string{"y"}, 2)
@@ -399,7 +401,7 @@ func TestEngineRecreatesDeletedConsumer(t *testing.T) {
 // Stopping hands back what was fetched and not started; a new engine on the
 // same consumer handles it: nothing is lost.
 func TestEngineStopLosesNothing(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	publishN(t, b, []string{"a", "b", "c", "d"}, 50)
 	var rec recorder
 	cfg := testEngineConfig("stop")
@@ -409,16 +411,16 @@ func TestEngineStopLosesNothing(t *testing.T) {
 		rec.add(m)
 		return nil
 	}
-	e1, err := b.NewEngine(cfg, slow, nil, nil)
+	e1, err := New(b, cfg, slow, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop := runEngine(t, e1)
 	waitUntil(t, "some handled", func() bool { return rec.n.Load() >= 20 })
 	stop()
-	s, _ := b.stream(testContext(t), schemas.StreamBOMs)
+	s, _ := b.Stream(testContext(t), schemas.StreamBOMs)
 	_ = s.UnpinConsumer(testContext(t), cfg.Durable, pinGroup)
-	e2, err := b.NewEngine(cfg, slow, nil, nil)
+	e2, err := New(b, cfg, slow, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,10 +441,10 @@ func TestEngineStopLosesNothing(t *testing.T) {
 // Replay drives the handler over a range in order, acks nothing and leaves
 // the durable consumer alone.
 func TestEngineReplay(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	publishN(t, b, []string{"a", "b"}, 10)
 	var rec recorder
-	e, err := b.NewEngine(testEngineConfig("replay"), func(ctx context.Context, m *Msg) error {
+	e, err := New(b, testEngineConfig("replay"), func(ctx context.Context, m *Msg) error {
 		rec.add(m)
 		return nil
 	}, nil, nil)
@@ -460,13 +462,15 @@ func TestEngineReplay(t *testing.T) {
 	if got := rec.of(schemas.SubjectBOMsPrefix + "t.a"); strings.Join(got, ",") != "a:2,a:3,a:4,a:5,a:6,a:7,a:8,a:9" {
 		t.Fatalf("a: %v", got)
 	}
-	if _, err := b.js.Consumer(testContext(t), schemas.StreamBOMs, "replay"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if _, js := b.Raw(); js == nil {
+		t.Fatal("no jetstream")
+	} else if _, err := js.Consumer(testContext(t), schemas.StreamBOMs, "replay"); !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		t.Fatalf("replay touched the durable consumer: %v", err)
 	}
 }
 
 func TestEngineConfigValidate(t *testing.T) {
-	bad := EngineConfig{Durable: "a.b", MaxInFlight: -1, AckWait: 10 * time.Millisecond, BaseBackoff: time.Minute, MaxBackoff: time.Second,
+	bad := Config{Durable: "a.b", MaxInFlight: -1, AckWait: 10 * time.Millisecond, BaseBackoff: time.Minute, MaxBackoff: time.Second,
 		StartSeq: 3, StartTime: time.Now()}
 	err := bad.Validate("sinks[0].runner")
 	for _, want := range []string{"sinks[0].runner.durable", "sinks[0].runner.maxInFlight", "sinks[0].runner.ackWait", "sinks[0].runner.baseBackoff", "sinks[0].runner.startSeq"} {
@@ -474,7 +478,7 @@ func TestEngineConfigValidate(t *testing.T) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
 	}
-	if err := (EngineConfig{}).Validate("x"); err != nil {
+	if err := (Config{}).Validate("x"); err != nil {
 		t.Fatalf("zero config: %v", err)
 	}
 }
@@ -482,15 +486,15 @@ func TestEngineConfigValidate(t *testing.T) {
 // crashingEngine runs an engine with Claim on its own TCP connection to
 // srv's server until its handler has taken the message "until", then drops
 // the connection without settling anything: a process killed mid-work.
-func crashingEngine(t *testing.T, srv *Bus, cfg EngineConfig, until string) {
+func crashingEngine(t *testing.T, srv *stream.Bus, cfg Config, until string) {
 	t.Helper()
-	conn, err := Open(testContext(t), Config{URL: srv.ClientURL()}, nil)
+	conn, err := stream.Open(testContext(t), stream.Config{URL: srv.ClientURL()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := make(chan struct{})
 	var once sync.Once
-	e, err := conn.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	e, err := New(conn, cfg, func(ctx context.Context, m *Msg) error {
 		if string(m.Data) == until {
 			once.Do(func() { close(took) })
 		}
@@ -514,7 +518,7 @@ func crashingEngine(t *testing.T, srv *Bus, cfg EngineConfig, until string) {
 // After a crash, an engine with Claim takes over at once and gets what the
 // dead process held again, in order and before newer messages.
 func TestClaimRewindsAfterCrash(t *testing.T) {
-	b := openEmbedded(t, Config{Listen: "127.0.0.1:0"})
+	b := openEmbedded(t, stream.Config{Listen: "127.0.0.1:0"})
 	publishN(t, b, []string{"a"}, 5)
 	cfg := testEngineConfig("claim")
 	cfg.Claim = true
@@ -528,7 +532,7 @@ func TestClaimRewindsAfterCrash(t *testing.T) {
 	}
 	var rec recorder
 	var flagged atomic.Int64
-	e, err := b.NewEngine(cfg, func(ctx context.Context, m *Msg) error {
+	e, err := New(b, cfg, func(ctx context.Context, m *Msg) error {
 		if m.Redelivered {
 			flagged.Add(1)
 		}
@@ -552,7 +556,7 @@ func TestClaimRewindsAfterCrash(t *testing.T) {
 // dead-lettered once the poison limit of crashes is reached, although each
 // restart rewinds the consumer (and so the server's delivery count).
 func TestClaimDeadLettersAMessageThatKeepsCrashingTheProcess(t *testing.T) {
-	b := openEmbedded(t, Config{Listen: "127.0.0.1:0"})
+	b := openEmbedded(t, stream.Config{Listen: "127.0.0.1:0"})
 	publishN(t, b, []string{"p"}, 2)
 	cfg := testEngineConfig("crashloop")
 	cfg.Claim = true

@@ -1,4 +1,4 @@
-package stream
+package engine
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
 )
 
 // RedriveAttempts is how often Redrive calls the handler on a transient
@@ -35,7 +38,7 @@ type Redriven struct {
 // both, never neither. The error is for what Redrive itself could not do
 // (ctx ended, the dead-letter stream unwritable); the dead letter is then
 // left as it was.
-func (e *Engine) Redrive(ctx context.Context, d DeadLetter) (Redriven, error) {
+func (e *Engine) Redrive(ctx context.Context, d stream.DeadLetter) (Redriven, error) {
 	if d.Stage != e.cfg.Stage {
 		return Redriven{}, fmt.Errorf("dead letter %d belongs to stage %s, not %s", d.ID, d.Stage, e.cfg.Stage)
 	}
@@ -79,12 +82,12 @@ func (e *Engine) Redrive(ctx context.Context, d DeadLetter) (Redriven, error) {
 			return Redriven{}, fmt.Errorf("redrive dead letter %d: %w", d.ID, ctx.Err())
 		}
 	}
-	reason = e.bus.redact(reason)
+	reason = schemas.RedactText(reason)
 	// A message id of its own: the first dead letter's is still in the
 	// stream's duplicate window, and a redrive retried after a crash finds
 	// its own.
-	msgID := DeadLetterID(e.cfg.Stage, e.cfg.Stream, m.Seq) + ":redrive:" + strconv.FormatUint(d.ID, 10)
-	id, err := e.bus.deadLetter(ctx, e.cfg.Stage, e.cfg.Stream, m, reason, msgID)
+	msgID := stream.DeadLetterID(e.cfg.Stage, e.cfg.Stream, m.Seq) + ":redrive:" + strconv.FormatUint(d.ID, 10)
+	id, err := e.bus.PutDeadLetter(ctx, e.deadLetterOf(m, reason), msgID)
 	if err != nil {
 		return Redriven{}, fmt.Errorf("redrive dead letter %d: %w", d.ID, err)
 	}
