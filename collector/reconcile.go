@@ -206,14 +206,21 @@ func (r *Reconciler) Observe(ctx context.Context, ev schemas.WorkloadChange) (bo
 
 // record updates the state in memory after ev was published (pub) or found
 // there already, as the stream's sequence seq; prevSource is the source of
-// the state it replaces.
+// the state it replaces, as read before the publish. A state found there
+// already was written by whoever wrote it: prevSource, unless another
+// decision of this reconciler recorded that very state meanwhile (a pass
+// and a worker deciding the same workload at once), whose source stands.
 func (r *Reconciler) record(ev schemas.WorkloadChange, prevSource string, seq uint64, pub bool) {
-	source := prevSource // the stream already ended in this state, written by whoever wrote it
+	uid := ev.Data.Workload.UID
+	source := prevSource
 	if pub {
 		source = ev.Source
 	}
 	r.mu.Lock()
-	r.state[ev.Data.Workload.UID] = lastState{w: ev.Data.Workload, typ: ev.Type, hash: ev.Data.InputHash, source: source, seq: seq}
+	if cur, ok := r.state[uid]; !pub && ok && cur.typ == ev.Type && cur.hash == ev.Data.InputHash {
+		source = cur.source
+	}
+	r.state[uid] = lastState{w: ev.Data.Workload, typ: ev.Type, hash: ev.Data.InputHash, source: source, seq: seq}
 	r.mu.Unlock()
 }
 

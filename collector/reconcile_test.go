@@ -192,3 +192,69 @@ func TestReconcileClaims(t *testing.T) {
 		t.Fatalf("pass = %+v, %v; want x2 tombstoned and x1 left alone", res, err)
 	}
 }
+
+// racingPublisher decides each workload a second time, through another
+// path of the same reconciler, just before the stream takes it: the race of
+// a reconcile pass (Sync) with a worker deciding the same workload (Observe).
+type racingPublisher struct {
+	*stream.Bus
+	r       *collector.Reconciler
+	viaSync bool // PublishChange races with Sync; else AppendChanges races with Observe
+}
+
+func (p *racingPublisher) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (uint64, bool, error) {
+	if p.viaSync && ev.Type == schemas.TypeObserved {
+		if _, err := p.r.Sync(ctx, []schemas.WorkloadChange{ev}, nil, time.Unix(100, 0)); err != nil {
+			return 0, false, err
+		}
+	}
+	return p.Bus.PublishChange(ctx, ev)
+}
+
+func (p *racingPublisher) AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult {
+	if !p.viaSync {
+		for _, a := range appends {
+			if _, err := p.r.Observe(ctx, a.Event); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return p.Bus.AppendChanges(ctx, appends)
+}
+
+// A workload decided at once by a pass and by a worker is published once,
+// and stays the source's own: deleted, it gets its tombstone. (The path
+// that found it on the stream already recorded it with the source it read
+// before, none, and the workload was never tombstoned.)
+func TestReconcileConcurrentDecisionsKeepOwnership(t *testing.T) {
+	for _, viaSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("viaSync=%v", viaSync), func(t *testing.T) {
+			ctx := context.Background()
+			bus := openBus(t)
+			p := &racingPublisher{Bus: bus, viaSync: viaSync}
+			r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "a", Cluster: "c", MaxTombstoneShare: 1}, p, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.r = r
+			if err := r.Load(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			ev := workloadEvent(t, "m", "img:1")
+			if viaSync {
+				if _, err := r.Observe(ctx, ev); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := r.Sync(ctx, []schemas.WorkloadChange{ev}, nil, time.Unix(100, 0)); err != nil {
+				t.Fatal(err)
+			}
+			if owned := r.Owned(); len(owned) != 1 || owned[0].UID != "uid-m" {
+				t.Fatalf("owned after the concurrent decisions: %+v, want uid-m", owned)
+			}
+			res, err := r.Remove(ctx, []string{"uid-m"}, nil, time.Unix(200, 0))
+			if err != nil || res.Tombstones != 1 {
+				t.Fatalf("remove: %+v %v, want one tombstone", res, err)
+			}
+		})
+	}
+}
