@@ -25,7 +25,7 @@
 // is held until confirmed, and a workload its source cannot see (a kind that
 // failed to list) is never tombstoned.
 //
-// A workload may read other objects (link.go, claim.go): a NIMService its
+// A workload may read other objects (link*.go, lora.go, claim.go): a NIMService its
 // NIMCache, an InferenceService the KServe runtime it names or KServe
 // selects for its model format (whose containers join its predictor), a
 // pod the ConfigMaps it mounts, which may list LoRA adapters (profile
@@ -103,4 +103,14 @@
 // rotated secret does not. What is kept is a start, so a model flag at the
 // start of a huge argument list is still found. A workload's identity is
 // never cut: a name longer than Kubernetes allows is an error.
+//
+// Where things are: config.go (Config); normalize.go (Normalizer, the
+// steps of one object: identity, profile, refusal, Inputs);
+// normalize_walk.go (components and fields as a profile reads them);
+// normalize_container.go (containers and env); scrub.go (command lines);
+// volume.go; link.go (the link, bound and claim rules of profiles),
+// link_select.go (finding linked objects), link_contribute.go and
+// link_bound.go (what they add), lora.go (LoRA adapters of ConfigMaps),
+// claim.go; bound.go and bound_fits.go (Bounds); owners.go and generic.go
+// (roll-up, generic owners); reconcile.go.
 package collector

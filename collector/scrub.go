@@ -75,57 +75,87 @@ func (r *argRedactor) command(command, args []string) ([]string, []string) {
 // whether words[0] (after assignments and wrappers) is the program run.
 func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 	out := make([]string, len(words))
-	i := 0
-	python := false
+	i, python := 0, false
 	if program {
-		for ; i < len(words); i++ {
-			w := words[i]
-			if isWrapper(w) {
-				out[i] = w
-				continue
-			}
-			if name, val, ok := assignment(w); ok {
-				out[i] = schemas.RedactText(name) + "=" + r.assignValue(name, val)
-				continue
-			}
-			break
-		}
-		if i >= len(words) {
+		var done bool
+		if i, python, done = r.program(words, out, depth); done {
 			return out
-		}
-		prog := words[i]
-		out[i] = schemas.RedactText(prog)
-		python = pythonProgram.MatchString(pathpkg.Base(prog))
-		i++
-		if dataProgram(prog) {
-			// Its words are data it prints or stores, never configuration
-			// a rule reads: "echo $PW | login --password-stdin".
-			for ; i < len(words); i++ {
-				if isFlag(words[i]) {
-					out[i] = schemas.RedactText(words[i])
-				} else {
-					out[i] = redactValue(words[i])
-				}
-			}
-			return out
-		}
-		if isShell(prog) && depth < maxShellDepth {
-			for ; i < len(words); i++ {
-				t := words[i]
-				if len(t) < 2 || t[0] != '-' || strings.HasPrefix(t, "--") {
-					break
-				}
-				out[i] = schemas.RedactText(t)
-				if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
-					out[i+1] = r.script(words[i+1], true, depth+1)
-					// $0 and the script's positional parameters: no rule
-					// reads them, but they are words like any others.
-					copy(out[i+2:], r.argv(words[i+2:], false, depth))
-					return out
-				}
-			}
 		}
 	}
+	r.flags(words, out, i, python, depth)
+	return out
+}
+
+// program redacts, into out, the words up to the program run (wrappers
+// such as exec or env, VAR=value assignments) and the program itself. It
+// returns the index of the word after the program, whether the program is
+// a Python interpreter, and done when out is complete: there is no
+// program, its words are data, or it is a shell running a script.
+func (r *argRedactor) program(words, out []string, depth int) (next int, python, done bool) {
+	i := 0
+	for ; i < len(words); i++ {
+		w := words[i]
+		if isWrapper(w) {
+			out[i] = w
+			continue
+		}
+		if name, val, ok := assignment(w); ok {
+			out[i] = schemas.RedactText(name) + "=" + r.assignValue(name, val)
+			continue
+		}
+		break
+	}
+	if i >= len(words) {
+		return i, false, true
+	}
+	prog := words[i]
+	out[i] = schemas.RedactText(prog)
+	python = pythonProgram.MatchString(pathpkg.Base(prog))
+	i++
+	if dataProgram(prog) {
+		// Its words are data it prints or stores, never configuration
+		// a rule reads: "echo $PW | login --password-stdin".
+		for ; i < len(words); i++ {
+			if isFlag(words[i]) {
+				out[i] = schemas.RedactText(words[i])
+			} else {
+				out[i] = redactValue(words[i])
+			}
+		}
+		return i, python, true
+	}
+	if isShell(prog) && depth < maxShellDepth {
+		i, done = r.shellOptions(words, out, i, depth)
+	}
+	return i, python, done
+}
+
+// shellOptions redacts, into out, the options of a shell from words[i] on.
+// When one of them runs a script (-c, -exc, ...), the script and the words
+// after it ($0 and the script's positional parameters) are redacted too and
+// done is true; else next is the first word after the options.
+func (r *argRedactor) shellOptions(words, out []string, i, depth int) (next int, done bool) {
+	for ; i < len(words); i++ {
+		t := words[i]
+		if len(t) < 2 || t[0] != '-' || strings.HasPrefix(t, "--") {
+			break
+		}
+		out[i] = schemas.RedactText(t)
+		if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
+			out[i+1] = r.script(words[i+1], true, depth+1)
+			// $0 and the script's positional parameters: no rule
+			// reads them, but they are words like any others.
+			copy(out[i+2:], r.argv(words[i+2:], false, depth))
+			return i, true
+		}
+	}
+	return i, false
+}
+
+// flags redacts, into out, the words from words[i] on: flags, their
+// values and positionals. python says whether the program is a Python
+// interpreter (its -c value is a script).
+func (r *argRedactor) flags(words, out []string, i int, python bool, depth int) {
 	for ; i < len(words); i++ {
 		t := words[i]
 		if t == "--" {
@@ -133,7 +163,7 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 			for j := i + 1; j < len(words); j++ {
 				out[j] = schemas.RedactText(words[j])
 			}
-			break
+			return
 		}
 		if !isFlag(t) {
 			out[i] = r.positional(t, depth)
@@ -147,39 +177,48 @@ func (r *argRedactor) argv(words []string, program bool, depth int) []string {
 			}
 			continue
 		}
-		switch {
-		case r.values[t] || r.booleans[t] || len(t) <= 2:
-			out[i] = t
-		case strings.HasPrefix(t, "--"):
-			out[i] = schemas.RedactText(t)
-		default:
-			// "-pVALUE": a short flag with its value glued on, or a
-			// single-dash long flag; either way only "-p" is safe.
-			out[i] = t[:2] + Redacted
-		}
+		out[i] = r.flag(t)
 		if r.booleans[t] || i+1 >= len(words) || isFlag(words[i+1]) {
 			continue
 		}
 		i++
-		switch {
-		case r.values[t]:
-			out[i] = schemas.RedactText(words[i])
-		case python && t == "-c":
-			// A Python script: only the calls a rule reads, with their
-			// literal arguments.
-			out[i] = schemas.PythonCallsText(words[i], r.pyCalls, r.pyKeywords)
-			if out[i] == "" {
-				out[i] = Redacted
-			}
-		case storageURI.MatchString(words[i]):
-			// Where a model is stored, its credentials stripped: no
-			// secret of its own (aws s3 cp --recursive s3://...).
-			out[i] = schemas.RedactText(words[i])
-		default:
-			out[i] = redactValue(words[i])
-		}
+		out[i] = r.flagValue(t, words[i], python)
 	}
-	return out
+}
+
+// flag is a flag word without "=": kept when a rule reads its value, when
+// it takes none or is a short flag alone; a long flag goes through
+// RedactText.
+func (r *argRedactor) flag(t string) string {
+	switch {
+	case r.values[t] || r.booleans[t] || len(t) <= 2:
+		return t
+	case strings.HasPrefix(t, "--"):
+		return schemas.RedactText(t)
+	}
+	// "-pVALUE": a short flag with its value glued on, or a
+	// single-dash long flag; either way only "-p" is safe.
+	return t[:2] + Redacted
+}
+
+// flagValue is what remains of v, the word after the flag t.
+func (r *argRedactor) flagValue(t, v string, python bool) string {
+	switch {
+	case r.values[t]:
+		return schemas.RedactText(v)
+	case python && t == "-c":
+		// A Python script: only the calls a rule reads, with their
+		// literal arguments.
+		if s := schemas.PythonCallsText(v, r.pyCalls, r.pyKeywords); s != "" {
+			return s
+		}
+		return Redacted
+	case storageURI.MatchString(v):
+		// Where a model is stored, its credentials stripped: no
+		// secret of its own (aws s3 cp --recursive s3://...).
+		return schemas.RedactText(v)
+	}
+	return redactValue(v)
 }
 
 // pythonProgram names a Python interpreter.

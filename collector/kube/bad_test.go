@@ -74,7 +74,7 @@ func TestBadObjects(t *testing.T) {
 	for _, key := range []string{"Widget/w", "Deployment/bad-image", "DynamoGraphDeployment/empty", "Deployment/good", "Deployment/huge-args"} {
 		eventually(t, key, 15*time.Second, func() bool { return len(h.rec.of(ns+"/"+key)) == 1 })
 	}
-	evs := h.quiet(0)
+	evs := h.quiet(0, ns, markDeployment)
 	for _, ev := range evs {
 		switch ev.Subject {
 		case ns + "/Deployment/ghost-owned", ns + "/ReplicaSet/cycle-a", ns + "/ReplicaSet/cycle-b", ns + "/Deployment/odd-owner":

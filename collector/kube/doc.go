@@ -59,4 +59,12 @@
 //
 // With leader election (the default), only the replica holding a Lease
 // watches and publishes; the Lease is the only object the collector writes.
+//
+// Where things are: collector.go (Collector, Once, Run, a leading
+// session); lease.go (leader election); session.go (one watch session:
+// clients, start, the live loop, discovery, probes); watch.go and scope.go
+// (informers, namespaces); object.go (the compact cached objects); graph.go
+// (the object graph the watches fill); links.go (links, claims, generic
+// owners); decide.go (the queue of workloads, their events, tombstones);
+// health.go; client.go (client configuration, request metrics).
 package kube

@@ -77,7 +77,7 @@ func TestGenericOwners(t *testing.T) {
 	eventually(t, "the events of w1, w2 and ws", 20*time.Second, func() bool {
 		return len(h.rec.of(k1)) == 1 && len(h.rec.of(k2)) == 1 && len(h.rec.of(k4)) == 1
 	})
-	evs := h.quiet(0)
+	evs := h.quiet(0, ns, markDeployment)
 	if len(evs) != 3 {
 		t.Fatalf("events = %s, want exactly %s, %s and %s (no Deployment, StatefulSet, ReplicaSet or pod of their own, nothing for %s)", keys(evs), k1, k2, k4, k3)
 	}
@@ -115,7 +115,7 @@ func TestGenericOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.pod(ns, "w2-ghi56", ownedBy(w2), tmpl)
-	if evs := h.quiet(n); len(evs) != 0 {
+	if evs := h.quiet(n, ns, markPod); len(evs) != 0 {
 		t.Fatalf("scaling and re-creating w2's pods published %s", keys(evs))
 	}
 
@@ -137,7 +137,7 @@ func TestGenericOwners(t *testing.T) {
 	r.stop()
 	n = h.rec.count()
 	h.start(h.config(), nil, nil)
-	if evs := h.quiet(n); len(evs) != 0 {
+	if evs := h.quiet(n, ns, markPod); len(evs) != 0 {
 		t.Fatalf("a restart published %s", keys(evs))
 	}
 }

@@ -67,18 +67,20 @@ func needEnv(t *testing.T) *kubetest.Env {
 }
 
 // recorder is the stream as the collector sees it, recording every event
-// that was actually appended.
+// that was actually appended. The events of the marker workloads of settle
+// are kept apart, so that the tests never see them.
 type recorder struct {
 	collector.Publisher
-	mu     sync.Mutex
-	events []schemas.WorkloadChange
+	mu      sync.Mutex
+	events  []schemas.WorkloadChange
+	markers []schemas.WorkloadChange
 }
 
 func (r *recorder) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (uint64, bool, error) {
 	seq, pub, err := r.Publisher.PublishChange(ctx, ev)
 	if err == nil && pub {
 		r.mu.Lock()
-		r.events = append(r.events, ev)
+		r.addLocked(ev)
 		r.mu.Unlock()
 	}
 	return seq, pub, err
@@ -90,10 +92,33 @@ func (r *recorder) AppendChanges(ctx context.Context, appends []stream.Append) [
 	defer r.mu.Unlock()
 	for i, ar := range res {
 		if ar.Err == nil && ar.Published {
-			r.events = append(r.events, appends[i].Event)
+			r.addLocked(appends[i].Event)
 		}
 	}
 	return res
+}
+
+// addLocked records one published event, a marker's apart.
+func (r *recorder) addLocked(ev schemas.WorkloadChange) {
+	if isMarker(ev.Subject) {
+		r.markers = append(r.markers, ev)
+		return
+	}
+	r.events = append(r.events, ev)
+}
+
+// markerEvents returns the events of one marker workload
+// (namespace/kind/name).
+func (r *recorder) markerEvents(key string) []schemas.WorkloadChange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []schemas.WorkloadChange
+	for _, ev := range r.markers {
+		if ev.Subject == key {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 func (r *recorder) all() []schemas.WorkloadChange {
@@ -118,6 +143,7 @@ func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.
 // harness is one collector over the shared API server and its own stream.
 type harness struct {
 	t       *testing.T
+	markers int // marker workloads created by settle
 	env     *kubetest.Env
 	cluster string
 	label   string // the namespace label that opts in
@@ -309,11 +335,83 @@ func eventually(t *testing.T, what string, timeout time.Duration, cond func() bo
 	}
 }
 
-// quiet waits long enough for any reaction (several debounce and tombstone
-// intervals) and reports the events published meanwhile.
-func (h *harness) quiet(before int) []schemas.WorkloadChange {
-	time.Sleep(1500 * time.Millisecond)
+// markerPrefix starts the names of the marker workloads of settle.
+const markerPrefix = "marker-"
+
+// isMarker reports whether an event's subject (namespace/kind/name) is a
+// marker workload's.
+func isMarker(subject string) bool {
+	return strings.HasPrefix(subject[strings.LastIndexByte(subject, '/')+1:], markerPrefix)
+}
+
+// markerKind is the kind of a marker workload: that of the objects whose
+// changes it follows, which one watch delivers in order.
+type markerKind string
+
+const (
+	markDeployment markerKind = "Deployment"
+	markPod        markerKind = "Pod"
+)
+
+// settle returns once the collector that rec records has dealt with every
+// change made in ns (to objects of kind) before the call. It creates a
+// marker workload of kind in ns and waits for its event: the watch of kind
+// delivered the earlier changes first, and the debounced queue handed
+// their workloads to the workers before the marker's. Then it deletes the
+// marker and waits for its tombstone: a tombstone pass ran after those
+// workloads were decided (a debounce, a delete and at least one tombstone
+// interval after the marker's event), so what they published or
+// tombstoned is recorded by then. The marker's events are not among rec's.
+func (h *harness) settle(rec *recorder, ns string, kind markerKind) {
+	h.t.Helper()
+	h.markers++
+	name := fmt.Sprintf("%s%d", markerPrefix, h.markers)
+	key := ns + "/" + string(kind) + "/" + name
+	var del func(context.Context, string, metav1.DeleteOptions) error
+	switch kind {
+	case markDeployment:
+		h.deployment(ns, name, "vllm/vllm-openai:v0.10.1", 1)
+		del = h.env.Client.AppsV1().Deployments(ns).Delete
+	case markPod:
+		h.pod(ns, name, nil, podTemplate(name, "vllm/vllm-openai:v0.10.1", "--model", "Qwen/Qwen3-0.6B"))
+		del = h.env.Client.CoreV1().Pods(ns).Delete
+	default:
+		h.t.Fatalf("no marker of kind %s", kind)
+	}
+	eventually(h.t, "the event of the marker "+key, 15*time.Second, func() bool { return len(rec.markerEvents(key)) == 1 })
+	if err := del(h.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		h.t.Fatal(err)
+	}
+	eventually(h.t, "the tombstone of the marker "+key, 15*time.Second, func() bool {
+		evs := rec.markerEvents(key)
+		return len(evs) == 2 && evs[1].IsTombstone()
+	})
+}
+
+// quiet settles the collector (see settle) and reports the events
+// published since the first before ones.
+func (h *harness) quiet(before int, ns string, kind markerKind) []schemas.WorkloadChange {
+	h.t.Helper()
+	h.settle(h.rec, ns, kind)
 	return h.rec.all()[before:]
+}
+
+// logged counts the log entries with message msg from entry since on.
+func (h *harness) logged(since int, msg string) int {
+	n := 0
+	for _, e := range h.logs.All()[since:] {
+		if e.Message == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// waitReconciled waits until a collector has logged its first pass (the
+// cluster listed and reconciled) since log entry since.
+func (h *harness) waitReconciled(since int) {
+	h.t.Helper()
+	eventually(h.t, "the collector's first pass", 30*time.Second, func() bool { return h.logged(since, "cluster reconciled") > 0 })
 }
 
 func keys(evs []schemas.WorkloadChange) string {

@@ -184,7 +184,7 @@ spec:
 	h.podRunning(p2, "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+digestA)
 	h.podRunning(p3, "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+digestA)
 	eventually(t, "the graph's digest", 10*time.Second, func() bool { return len(h.rec.of(dgdKey)) == 2 })
-	evs := h.quiet(0)
+	evs := h.quiet(0, ns, markPod)
 	if len(evs) != 3 {
 		t.Fatalf("events = %s, want the graph twice (then with its digest) and the LWS once", keys(evs))
 	}

@@ -95,7 +95,7 @@ func TestRestartTombstonesWhatWasDeleted(t *testing.T) {
 	}
 	h.start(h.config(), nil, nil)
 	eventually(t, "the tombstone", 10*time.Second, func() bool { return h.rec.count() == 4 })
-	evs := h.quiet(3)
+	evs := h.quiet(3, ns, markDeployment)
 	if len(evs) != 1 || !evs[0].IsTombstone() || evs[0].Subject != ns+"/Deployment/b" {
 		t.Fatalf("after the restart: %s, want one tombstone for %s/Deployment/b", keys(evs), ns)
 	}
@@ -123,7 +123,7 @@ func TestReconciledAfterTheFirstPass(t *testing.T) {
 	}
 	h.deployment(ns, "d", "vllm/vllm-openai:v0.10.1", 1)
 	eventually(t, "the fourth workload", 10*time.Second, func() bool { return h.rec.count() == 4 })
-	h.quiet(4)
+	h.quiet(4, ns, markDeployment)
 	if got := calls.Load(); got != 1 {
 		t.Fatalf("Reconciled called %d times, want once", got)
 	}
@@ -172,7 +172,12 @@ func TestLeaderElection(t *testing.T) {
 	eventually(t, "the first event", 10*time.Second, func() bool { return recA.count()+recB.count() == 1 })
 	h.deployment(ns, "b", "vllm/vllm-openai:v0.10.1", 1)
 	eventually(t, "the second event", 10*time.Second, func() bool { return recA.count()+recB.count() == 2 })
-	time.Sleep(time.Second)
+	// b has tried for the Lease twice more since (each try reads it), and
+	// failed: a b that took the Lease would lead, and publish, by then.
+	tries := requestCount(t, b.reg, "get", "leases")
+	eventually(t, "b to try for the Lease twice more", 10*time.Second, func() bool {
+		return requestCount(t, b.reg, "get", "leases") >= tries+2
+	})
 	if recA.count() != 2 || recB.count() != 0 || b.c.Leading() {
 		t.Fatalf("a published %d, b published %d (b leading: %v); want only the leader a", recA.count(), recB.count(), b.c.Leading())
 	}

@@ -109,9 +109,13 @@ func TestNamespacedRBAC(t *testing.T) {
 		}
 	}
 	setPodVerbs("get", "watch")
+	logsBefore := h.logs.Len()
 	r = h.start(cfg, sa, nil)
 	eventually(t, "the collector to lead", 10*time.Second, r.c.Leading)
-	time.Sleep(2 * time.Second)
+	// Its first pass (pods listed, or failed), then a new pod seen through
+	// the watch.
+	h.waitReconciled(logsBefore)
+	h.settle(h.rec, ns, markPod)
 	if err := r.c.Health()["Pod"]; err != nil {
 		t.Errorf("without list but with watch, pods degraded: %v", err)
 	}
@@ -120,7 +124,7 @@ func TestNamespacedRBAC(t *testing.T) {
 	// Take list and watch away: pods cannot be read at all.
 	setPodVerbs("get")
 	n := h.rec.count()
-	logsBefore := h.logs.Len()
+	logsBefore = h.logs.Len()
 	r = h.start(cfg, sa, nil)
 	eventually(t, "Pod to be degraded", 15*time.Second, func() bool { return r.c.Health()["Pod"] != nil })
 	t.Logf("health: %v", r.c.Health()["Pod"])
@@ -135,25 +139,28 @@ func TestNamespacedRBAC(t *testing.T) {
 	})
 	// Nothing changed: the digests that pods can no longer report are kept,
 	// so the restart publishes nothing.
-	if evs := h.quiet(n); len(evs) != 0 {
+	if evs := h.quiet(n, ns, markDeployment); len(evs) != 0 {
 		t.Errorf("restart without pods published %s", keys(evs))
 	}
 	h.setImage(ns, "chat", "vllm/vllm-openai:v0.11.0")
 	eventually(t, "the deployment to keep publishing", 10*time.Second, func() bool { return h.rec.count() == n+1 })
-	time.Sleep(2 * time.Second)
+	// A tombstone pass since, and the Lease renewed twice more by the same
+	// session.
+	h.settle(h.rec, ns, markDeployment)
+	renewals := requestCount(t, r.reg, "update", "leases")
+	eventually(t, "two more renewals of the Lease", 10*time.Second, func() bool {
+		return requestCount(t, r.reg, "update", "leases") >= renewals+2
+	})
 	for _, ev := range h.rec.all()[n:] {
 		if ev.IsTombstone() {
 			t.Errorf("tombstone while pods cannot be listed: %s", ev.Subject)
 		}
 	}
-	starts := 0
-	for _, e := range h.logs.All()[logsBefore:] {
-		if e.Message == "cluster reconciled" {
-			starts++
-		}
-	}
-	if starts != 1 {
+	if starts := h.logged(logsBefore, "cluster reconciled"); starts != 1 {
 		t.Errorf("the collector reconciled %d times: a restart loop", starts)
+	}
+	if ended := h.logged(logsBefore, "collector session ended; starting again"); ended != 0 {
+		t.Errorf("the collector session ended %d times: a restart loop", ended)
 	}
 	if r.c.Health()["Deployment.apps"] != nil {
 		t.Errorf("Deployment degraded: %v", r.c.Health()["Deployment.apps"])

@@ -25,7 +25,7 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 
 	key := ns + "/Deployment/chat"
 	eventually(t, "the deployment's first event", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
-	if evs := h.quiet(0); len(evs) != 1 {
+	if evs := h.quiet(0, ns, markDeployment); len(evs) != 1 {
 		t.Fatalf("events after start = %s, want only %s (its ReplicaSet and pod are rolled up)", keys(evs), key)
 	}
 	if d := h.rec.of(key)[0].Data.Inputs.Digests; len(d) != 0 {
@@ -55,14 +55,14 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if evs := h.quiet(n); len(evs) != 0 {
+	if evs := h.quiet(n, ns, markDeployment); len(evs) != 0 {
 		t.Fatalf("scaling and 100 status updates published %s", keys(evs))
 	}
 
 	// The pod reports its imageID: one event, the digest resolved.
 	h.podRunning(pod, "docker.io/vllm/vllm-openai@"+digestA)
 	eventually(t, "the event with the digest", 10*time.Second, func() bool { return len(h.rec.of(key)) == 2 })
-	evs := h.quiet(n)
+	evs := h.quiet(n, ns, markPod)
 	if len(evs) != 1 {
 		t.Fatalf("the imageID published %s, want one event", keys(evs))
 	}
@@ -76,10 +76,14 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 	if err := h.env.Client.CoreV1().Pods(ns).Delete(h.ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The deletion is decided on its own before the new pod comes (the
+	// digest stays while no pod reports one).
+	if evs := h.quiet(n, ns, markPod); len(evs) != 0 {
+		t.Fatalf("deleting the pod published %s", keys(evs))
+	}
 	pod2 := h.pod(ns, "chat-7c5b-x2", controller("apps/v1", "ReplicaSet", rs.Name, rs.UID), d.Spec.Template)
 	h.podRunning(pod2, "docker.io/vllm/vllm-openai@"+digestA)
-	if evs := h.quiet(n); len(evs) != 0 {
+	if evs := h.quiet(n, ns, markPod); len(evs) != 0 {
 		t.Fatalf("deleting and recreating the pod published %s", keys(evs))
 	}
 
@@ -93,7 +97,7 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the image change", 10*time.Second, func() bool { return h.rec.count() > n })
-	evs = h.quiet(n)
+	evs = h.quiet(n, ns, markDeployment)
 	if len(evs) != 1 || evs[0].Subject != key {
 		t.Fatalf("the image change published %s, want one event", keys(evs))
 	}

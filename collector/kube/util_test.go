@@ -46,3 +46,44 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name, label string) floa
 	t.Fatalf("no sample %s{%s}", name, label)
 	return 0
 }
+
+// requestCount reads bomstream_kube_requests_total{verb,resource}: the API
+// requests of one collector (0 when there was none).
+func requestCount(t *testing.T, reg *prometheus.Registry, verb, resource string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "bomstream_kube_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			if l["verb"] == verb && l["resource"] == resource {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// gauge reads a metric without labels.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}

@@ -168,13 +168,24 @@ func TestConversionWebhookDown(t *testing.T) {
 	eventually(t, "the deployment to keep publishing", 10*time.Second, func() bool { return h.rec.count() == n+1 })
 
 	// A widget deleted while its kind is degraded, and a collector restarted
-	// meanwhile: no tombstone for any widget.
+	// meanwhile: no tombstone for any widget. The restarted collector cannot
+	// read widgets (their list neither ends nor fails while the webhook is
+	// down), so its first pass comes after SyncTimeout, shortened here.
 	if err := h.env.Dynamic.Resource(gvr).Namespace(ns).Delete(h.ctx, "w2", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.stop()
-	r = h.start(cfg, nil, nil)
-	time.Sleep(3 * cfg.ProbeInterval)
+	logs := h.logs.Len()
+	restart := cfg
+	restart.SyncTimeout = 5 * time.Second
+	r = h.start(restart, nil, nil)
+	// Its first pass, where a tombstone for w2 would be written or held by
+	// the guard; then a tombstone pass.
+	h.waitReconciled(logs)
+	if held := gauge(t, r.reg, "bomstream_tombstones_held"); held != 0 {
+		t.Errorf("the first pass after the restart held %v tombstones", held)
+	}
+	h.settle(h.rec, ns, markDeployment)
 	for _, ev := range h.rec.all() {
 		if ev.IsTombstone() && strings.Contains(ev.Subject, "/Widget/") {
 			t.Errorf("tombstone for %s while its kind was degraded", ev.Subject)
@@ -183,4 +194,9 @@ func TestConversionWebhookDown(t *testing.T) {
 
 	hook.down.Store(false)
 	eventually(t, "the widget kind to recover", 3*cfg.ProbeInterval+5*time.Second, healthy)
+	// Widgets are read again: w2, deleted meanwhile, gets its tombstone.
+	eventually(t, "the tombstone of w2 once widgets can be read", 30*time.Second, func() bool {
+		evs := h.rec.of(ns + "/Widget/w2")
+		return len(evs) == 2 && evs[1].IsTombstone()
+	})
 }

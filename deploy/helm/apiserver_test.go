@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -381,7 +382,9 @@ func deployment(t *testing.T, e *kubetest.Env, ns, name string) {
 // does: the kubernetes: section and the cluster of the rendered ConfigMap,
 // its profiles file, the chart's ServiceAccount (impersonated), the
 // release namespace for its Lease; and an embedded JetStream as its stream.
-func startCollector(t *testing.T, e *kubetest.Env, r rendering, ns string) (*kube.Collector, *stream.Bus, *prometheus.Registry, string) {
+// firstPass is closed when the collector has listed and reconciled the
+// cluster for the first time (Config.Reconciled).
+func startCollector(t *testing.T, e *kubetest.Env, r rendering, ns string) (c *kube.Collector, bus *stream.Bus, reg *prometheus.Registry, cluster string, firstPass <-chan struct{}) {
 	t.Helper()
 	cm := convert[corev1.ConfigMap](t, r.one(t, "ConfigMap", configMapName(r)))
 	var file struct {
@@ -394,6 +397,9 @@ func startCollector(t *testing.T, e *kubetest.Env, r rendering, ns string) (*kub
 	}
 	kc := file.Kubernetes
 	kc.Cluster = file.Cluster
+	passed := make(chan struct{})
+	var once sync.Once
+	kc.Reconciled = func() { once.Do(func() { close(passed) }) }
 	if kc.LeaderElection.Namespace != ns {
 		t.Errorf("the Lease would be in %q, not the release namespace %s", kc.LeaderElection.Namespace, ns)
 	}
@@ -410,15 +416,15 @@ func startCollector(t *testing.T, e *kubetest.Env, r rendering, ns string) (*kub
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	bus, err := stream.Open(ctx, stream.Config{DataDir: t.TempDir()}, nil)
+	bus, err = stream.Open(ctx, stream.Config{DataDir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(bus.Close)
 	sa := r.of("ServiceAccount")[0].GetName()
-	reg := prometheus.NewRegistry()
+	reg = prometheus.NewRegistry()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-	c, err := kube.New(kc, asServiceAccount(e, ns, sa), norm, bus, log, reg)
+	c, err = kube.New(kc, asServiceAccount(e, ns, sa), norm, bus, log, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +437,17 @@ func startCollector(t *testing.T, e *kubetest.Env, r rendering, ns string) (*kub
 			t.Errorf("collector: %v", err)
 		}
 	})
-	return c, bus, reg, file.Cluster
+	return c, bus, reg, file.Cluster, passed
+}
+
+// waitClosed waits until ch is closed.
+func waitClosed(t *testing.T, what string, timeout time.Duration, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
+	}
 }
 
 func configMapName(r rendering) string { return r.of("ConfigMap")[0].GetName() }
@@ -491,9 +507,17 @@ func TestCollectorAsServiceAccount(t *testing.T) {
 	e := apiServer(t)
 	a := newApplier(t, e)
 	ctx := context.Background()
+	// Each run (go test -count) has namespaces of its own.
+	run := serviceAccountRuns.Add(1)
+	named := func(base string) string {
+		if run == 1 {
+			return base
+		}
+		return fmt.Sprintf("%s-%d", base, run)
+	}
 
 	t.Run("namespaced", func(t *testing.T) {
-		own, ml, serving, other := "ns-bomstream", "ns-ml", "ns-serving", "ns-other"
+		own, ml, serving, other := named("ns-bomstream"), named("ns-ml"), named("ns-serving"), named("ns-other")
 		for _, ns := range []string{own, ml, serving, other} {
 			namespace(t, e, ns, nil)
 		}
@@ -502,22 +526,31 @@ func TestCollectorAsServiceAccount(t *testing.T) {
 		deployment(t, e, serving, "embed")
 		deployment(t, e, other, "unlisted")
 		deployment(t, e, own, "beside-bomstream")
-		c, bus, reg, cluster := startCollector(t, e, r, own)
+		c, bus, reg, cluster, firstPass := startCollector(t, e, r, own)
 		want := []string{ml + "/Deployment/chat", serving + "/Deployment/embed"}
 		waitPublished(t, c, bus, cluster, want)
 		checkCollector(t, c, reg)
-		time.Sleep(2 * time.Second) // a workload of another namespace would be published by now
+		// The first pass published every workload the collector sees: one
+		// of another namespace would be published by then.
+		waitClosed(t, "the collector's first pass", time.Minute, firstPass)
 		if got := published(t, bus, cluster); !slices.Equal(got, want) {
 			t.Errorf("published %v, want %v only", got, want)
 		}
 	})
 
 	t.Run("cluster", func(t *testing.T) {
-		own, a1, a2, off := "cl-bomstream", "cl-team-a", "cl-team-b", "cl-off"
+		own, a1, a2, off := named("cl-bomstream"), named("cl-team-a"), named("cl-team-b"), named("cl-off")
 		namespace(t, e, own, nil)
 		namespace(t, e, a1, map[string]string{"bomstream.dev/enabled": "true"})
 		namespace(t, e, a2, map[string]string{"bomstream.dev/enabled": "true"})
 		namespace(t, e, off, nil)
+		// Opted out again at the end: a later run's collector watches every
+		// namespace opted in.
+		t.Cleanup(func() {
+			for _, ns := range []string{a1, a2, off} {
+				setLabels(t, e, ns, nil)
+			}
+		})
 		createCRD(t, e, modelServerCRD())
 		r := install(t, a, "bomstream-cl", own, "shape=distributed", "cluster=clmode",
 			"collector.profiles.profiles[0].group=example.com", "collector.profiles.profiles[0].kind=ModelServer",
@@ -538,24 +571,40 @@ func TestCollectorAsServiceAccount(t *testing.T) {
 		if _, err := e.Dynamic.Resource(modelServers).Namespace(a2).Create(ctx, ms, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c, bus, reg, cluster := startCollector(t, e, r, own)
+		c, bus, reg, cluster, firstPass := startCollector(t, e, r, own)
 		want := []string{a1 + "/Deployment/chat", a2 + "/Deployment/embed", a2 + "/ModelServer/llama"}
 		waitPublished(t, c, bus, cluster, want)
 		checkCollector(t, c, reg)
+		// Nothing of the namespace not opted in, once the first pass is done.
+		waitClosed(t, "the collector's first pass", time.Minute, firstPass)
+		if got := published(t, bus, cluster); !slices.Equal(got, want) {
+			t.Errorf("published %v before %s opted in, want %v only", got, off, want)
+		}
 		// A namespace that opts in later is read at once.
 		deployment(t, e, off, "late")
-		ns, err := e.Client.CoreV1().Namespaces().Get(ctx, off, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns.Labels = map[string]string{"bomstream.dev/enabled": "true"}
-		if _, err := e.Client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		setLabels(t, e, off, map[string]string{"bomstream.dev/enabled": "true"})
 		want = []string{a1 + "/Deployment/chat", a2 + "/Deployment/embed", a2 + "/ModelServer/llama", off + "/Deployment/late", off + "/Deployment/not-opted-in"}
 		waitPublished(t, c, bus, cluster, want)
 		checkCollector(t, c, reg)
 	})
+}
+
+// serviceAccountRuns counts the runs of TestCollectorAsServiceAccount in
+// this process.
+var serviceAccountRuns atomic.Int32
+
+// setLabels replaces the labels of a namespace.
+func setLabels(t *testing.T, e *kubetest.Env, name string, labels map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	ns, err := e.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels = labels
+	if _, err := e.Client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func checkCollector(t *testing.T, c *kube.Collector, reg *prometheus.Registry) {
