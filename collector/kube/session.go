@@ -337,27 +337,46 @@ func (s *session) probe(ctx context.Context) {
 	}
 	s.mu.Unlock()
 	for _, w := range ws {
-		ns, name, ok := w.anyObject()
-		if !ok {
-			continue
-		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		var err error
-		if w.res.namespaced {
-			_, err = s.dyn.Resource(w.res.gvr).Namespace(ns).Get(pctx, name, metav1.GetOptions{})
-		} else {
-			_, err = s.dyn.Resource(w.res.gvr).Get(pctx, name, metav1.GetOptions{})
-		}
+		err := s.probeKind(pctx, w)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if apierrors.IsNotFound(err) {
-			err = nil
-		}
-		if err != nil {
-			err = fmt.Errorf("get %s %s/%s: %w", w.res.gvr.Resource, ns, name, err)
-		}
 		s.c.health.probe(w.res.label(), err)
 	}
+}
+
+// probeKind reads one object of w's kind through the API server: one the
+// cache holds (a conversion webhook that is gone fails the read), or, when
+// the cache holds none (nothing of the kind exists, or its first list has
+// not completed, as when a webhook was down at start), a list of at most
+// one. A kind the collector cannot read is thus reported, never taken for
+// an empty one.
+func (s *session) probeKind(ctx context.Context, w *kindWatch) error {
+	ns, name, ok := w.anyObject()
+	var err error
+	switch {
+	case !ok:
+		var ri dynamic.ResourceInterface = s.dyn.Resource(w.res.gvr)
+		if w.res.namespaced && len(s.c.cfg.Namespaces) > 0 {
+			ri = s.dyn.Resource(w.res.gvr).Namespace(s.c.cfg.Namespaces[0]) // what its RBAC allows
+		}
+		_, err = ri.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return fmt.Errorf("list %s: %w", w.res.gvr.Resource, err)
+		}
+		if !w.synced() {
+			return fmt.Errorf("list %s: the watch has not completed its first list", w.res.gvr.Resource)
+		}
+		return nil
+	case w.res.namespaced:
+		_, err = s.dyn.Resource(w.res.gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	default:
+		_, err = s.dyn.Resource(w.res.gvr).Get(ctx, name, metav1.GetOptions{})
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get %s %s/%s: %w", w.res.gvr.Resource, ns, name, err)
+	}
+	return nil
 }

@@ -182,6 +182,8 @@ func TestConversionWebhookDown(t *testing.T) {
 	// Its first pass, where a tombstone for w2 would be written or held by
 	// the guard; then a tombstone pass.
 	h.waitReconciled(logs)
+	// It cannot see the widgets: it says so, it does not report them whole.
+	eventually(t, "the restarted collector to report widgets unhealthy", 3*cfg.ProbeInterval, func() bool { return !healthy() })
 	if held := gauge(t, r.reg, "bomstream_tombstones_held"); held != 0 {
 		t.Errorf("the first pass after the restart held %v tombstones", held)
 	}
