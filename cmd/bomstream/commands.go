@@ -166,18 +166,9 @@ one-command inventory of a cluster.`,
 			if err != nil {
 				return err
 			}
-			cluster, err := k.clusterSource(cmd)
+			cluster, err := runSource(cmd, &k, cfg)
 			if err != nil {
 				return err
-			}
-			if cluster && cfg.Manifests.Dir != "" {
-				return fmt.Errorf("a cluster (--kubeconfig, --in-cluster) and --manifests: give one source")
-			}
-			if cfg.Manifests.Once && cfg.Manifests.Dir == "" && !cluster {
-				return fmt.Errorf("--once needs --manifests DIR, --kubeconfig FILE or --in-cluster")
-			}
-			if cfg.Manifests.Dir == "" && !cluster {
-				return fmt.Errorf("no source: give --manifests DIR, --kubeconfig FILE or --in-cluster")
 			}
 			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
@@ -202,6 +193,23 @@ one-command inventory of a cluster.`,
 	bindDryRun(f, &dryRun)
 	k.bind(f)
 	return cmd
+}
+
+// runSource says whether run reads a cluster (else manifests), and refuses
+// none, both, or --once without a source.
+func runSource(cmd *cobra.Command, k *kubeFlags, cfg Config) (cluster bool, err error) {
+	if cluster, err = k.clusterSource(cmd); err != nil {
+		return false, err
+	}
+	switch {
+	case cluster && cfg.Manifests.Dir != "":
+		return false, fmt.Errorf("a cluster (--kubeconfig, --in-cluster) and --manifests: give one source")
+	case cfg.Manifests.Once && cfg.Manifests.Dir == "" && !cluster:
+		return false, fmt.Errorf("--once needs --manifests DIR, --kubeconfig FILE or --in-cluster")
+	case cfg.Manifests.Dir == "" && !cluster:
+		return false, fmt.Errorf("no source: give --manifests DIR, --kubeconfig FILE or --in-cluster")
+	}
+	return cluster, nil
 }
 
 // runOnce syncs the manifests, waits until every stage has drained, and

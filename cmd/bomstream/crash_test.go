@@ -35,7 +35,7 @@ spec:
 `
 
 // writeSynthetic writes n distinct vLLM Deployments, 100 per file.
-func writeSynthetic(t *testing.T, dir string, n int) {
+func writeSynthetic(t testing.TB, dir string, n int) {
 	t.Helper()
 	var b strings.Builder
 	for i := 0; i < n; i++ {

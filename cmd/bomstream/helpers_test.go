@@ -339,7 +339,7 @@ func openBus(t *testing.T, dataDir, url string) *stream.Bus {
 }
 
 // writeFile writes a file, creating its directory.
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ const envBin = "BOMSTREAM_BIN"
 // bomstreamBinary returns $BOMSTREAM_BIN or a binary built from this
 // package with `go build` (the Go build cache makes it cheap). A failed build
 // fails the test.
-func bomstreamBinary(t *testing.T) string {
+func bomstreamBinary(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv(envBin); bin != "" {
 		if _, err := os.Stat(bin); err != nil {

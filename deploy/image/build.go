@@ -129,14 +129,10 @@ func size(n int64) string {
 	return fmt.Sprintf("%.1f MB (%d bytes)", float64(n)/1e6, n)
 }
 
-// Build compiles the binary for each platform, assembles the images, their
-// index and their SBOMs, and writes them as an OCI image layout to cfg.Out.
-// It needs the Go toolchain and the module's sources, nothing else: no
-// daemon, no base image, no network beyond the Go module proxy for a cold
-// module cache.
-func Build(ctx context.Context, cfg Config) (*Result, error) {
+// withDefaults fills in what cfg leaves unset and checks what it sets.
+func (cfg *Config) withDefaults() error {
 	if cfg.Out == "" {
-		return nil, errors.New("build image: no output directory")
+		return errors.New("build image: no output directory")
 	}
 	if cfg.Package == "" {
 		cfg.Package = DefaultPackage
@@ -151,10 +147,22 @@ func Build(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.Title = DefaultTitle
 	}
 	if !titleRE.MatchString(cfg.Title) {
-		return nil, fmt.Errorf("build image: title %q: want a repository name component (lower-case letters and digits, separated by '.', '_' or '-')", cfg.Title)
+		return fmt.Errorf("build image: title %q: want a repository name component (lower-case letters and digits, separated by '.', '_' or '-')", cfg.Title)
 	}
 	if cfg.Go == "" {
 		cfg.Go = "go"
+	}
+	return nil
+}
+
+// Build compiles the binary for each platform, assembles the images, their
+// index and their SBOMs, and writes them as an OCI image layout to cfg.Out.
+// It needs the Go toolchain and the module's sources, nothing else: no
+// daemon, no base image, no network beyond the Go module proxy for a cold
+// module cache.
+func Build(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.withDefaults(); err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "bomstream-image-")
 	if err != nil {

@@ -34,7 +34,43 @@ type sbomInput struct {
 // Everything in it comes from the image, so it is as reproducible as the
 // image.
 func imageSBOM(in sbomInput) ([]byte, error) {
-	cfg, p, bi := in.Config, in.Platform, in.Build
+	image := imageComponent(in)
+	binary := binaryComponent(in)
+	comps, binDeps := moduleComponents(in.Build)
+	comps = append([]cdx.Component{binary}, comps...)
+	imageDeps := []string{binary.BOMRef}
+	files, fileRefs := fileComponents(in.Files)
+	comps = append(comps, files...)
+	imageDeps = append(imageDeps, fileRefs...)
+
+	bom := cdx.NewBOM()
+	bom.SerialNumber = "urn:uuid:" + uuid.NewSHA1(uuid.NameSpaceURL, []byte(DefaultSource+"/image-sbom/"+in.Image.String())).String()
+	bom.Metadata = &cdx.Metadata{
+		Timestamp: in.Config.Created.UTC().Format(time.RFC3339),
+		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
+			Type:        cdx.ComponentTypeApplication,
+			Name:        "bomstream-image",
+			Version:     in.Config.Version,
+			Description: "go run ./deploy/image: the image builder of " + DefaultSource,
+		}}},
+		Component: &image,
+	}
+	bom.Components = &comps
+	bom.Dependencies = &[]cdx.Dependency{
+		{Ref: image.BOMRef, Dependencies: &imageDeps},
+		{Ref: binary.BOMRef, Dependencies: &binDeps},
+	}
+	var buf bytes.Buffer
+	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON).SetPretty(true).SetEscapeHTML(false)
+	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// imageComponent is the image itself: the SBOM's metadata component.
+func imageComponent(in sbomInput) cdx.Component {
+	cfg, p := in.Config, in.Platform
 	imageRef := "pkg:oci/" + cfg.Title + "@" + in.Image.Algorithm + "%3A" + in.Image.Hex + "?arch=" + p.Arch
 	image := cdx.Component{
 		BOMRef:     imageRef,
@@ -54,17 +90,22 @@ func imageSBOM(in sbomInput) ([]byte, error) {
 	if cfg.Revision != "" {
 		*image.Properties = append(*image.Properties, cdx.Property{Name: annRevision, Value: cfg.Revision})
 	}
+	return image
+}
 
+// binaryComponent is the binary: the main module with its build settings.
+func binaryComponent(in sbomInput) cdx.Component {
+	bi, p := in.Build, in.Platform
 	mainVersion := bi.Main.Version
 	if mainVersion == "" || mainVersion == "(devel)" {
-		mainVersion = cfg.Version
+		mainVersion = in.Config.Version
 	}
 	binRef := goPURL(bi.Main.Path, mainVersion, "goarch="+p.Arch+"&goos="+p.OS+"&type=module")
 	props := []cdx.Property{{Name: "bomstream:go:package", Value: bi.Path}}
 	for _, s := range bi.Settings {
 		props = append(props, cdx.Property{Name: "bomstream:go:build:" + s.Key, Value: s.Value})
 	}
-	binary := cdx.Component{
+	return cdx.Component{
 		BOMRef:     binRef,
 		Type:       cdx.ComponentTypeApplication,
 		Name:       bi.Main.Path,
@@ -74,6 +115,11 @@ func imageSBOM(in sbomInput) ([]byte, error) {
 		Properties: &props,
 		Evidence:   &cdx.Evidence{Occurrences: &[]cdx.EvidenceOccurrence{{Location: binaryPath}}},
 	}
+}
+
+// moduleComponents are the Go standard library and every module linked
+// into the binary, with the refs the binary depends on.
+func moduleComponents(bi *debug.BuildInfo) ([]cdx.Component, []string) {
 	std := cdx.Component{
 		Type:    cdx.ComponentTypeLibrary,
 		Name:    "std",
@@ -81,9 +127,8 @@ func imageSBOM(in sbomInput) ([]byte, error) {
 	}
 	std.PackageURL = goPURL("std", bi.GoVersion, "type=module")
 	std.BOMRef = std.PackageURL
-
-	comps := []cdx.Component{binary, std}
-	binDeps := []string{std.BOMRef}
+	comps := []cdx.Component{std}
+	refs := []string{std.BOMRef}
 	for _, d := range bi.Deps {
 		m := d
 		if d.Replace != nil {
@@ -99,47 +144,30 @@ func imageSBOM(in sbomInput) ([]byte, error) {
 			c.Properties = &[]cdx.Property{{Name: "bomstream:go:replaces", Value: d.Path + "@" + d.Version}}
 		}
 		comps = append(comps, c)
-		binDeps = append(binDeps, c.BOMRef)
+		refs = append(refs, c.BOMRef)
 	}
-	imageDeps := []string{binary.BOMRef}
-	paths := make([]string, 0, len(in.Files))
-	for path := range in.Files {
+	return comps, refs
+}
+
+// fileComponents are the text files beside the binary, sorted by path.
+func fileComponents(files map[string]string) ([]cdx.Component, []string) {
+	paths := make([]string, 0, len(files))
+	for path := range files {
 		paths = append(paths, path)
 	}
 	sort.Strings(paths)
+	comps := make([]cdx.Component, 0, len(paths))
+	refs := make([]string, 0, len(paths))
 	for _, path := range paths {
 		comps = append(comps, cdx.Component{
 			BOMRef: "file:" + path,
 			Type:   cdx.ComponentTypeFile,
 			Name:   path,
-			Hashes: &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: in.Files[path]}},
+			Hashes: &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: files[path]}},
 		})
-		imageDeps = append(imageDeps, "file:"+path)
+		refs = append(refs, "file:"+path)
 	}
-
-	bom := cdx.NewBOM()
-	bom.SerialNumber = "urn:uuid:" + uuid.NewSHA1(uuid.NameSpaceURL, []byte(DefaultSource+"/image-sbom/"+in.Image.String())).String()
-	bom.Metadata = &cdx.Metadata{
-		Timestamp: cfg.Created.UTC().Format(time.RFC3339),
-		Tools: &cdx.ToolsChoice{Components: &[]cdx.Component{{
-			Type:        cdx.ComponentTypeApplication,
-			Name:        "bomstream-image",
-			Version:     cfg.Version,
-			Description: "go run ./deploy/image: the image builder of " + DefaultSource,
-		}}},
-		Component: &image,
-	}
-	bom.Components = &comps
-	bom.Dependencies = &[]cdx.Dependency{
-		{Ref: image.BOMRef, Dependencies: &imageDeps},
-		{Ref: binary.BOMRef, Dependencies: &binDeps},
-	}
-	var buf bytes.Buffer
-	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON).SetPretty(true).SetEscapeHTML(false)
-	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return comps, refs
 }
 
 // goPURL is pkg:golang/PATH@VERSION?QUALIFIERS, each path segment and the
