@@ -170,7 +170,7 @@ one-command inventory of a cluster.`,
 			if err != nil {
 				return err
 			}
-			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun}
+			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun, summary: cfg.Manifests.Once}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
 				p.checkAtStart(ctx)
 				if cluster {
@@ -278,18 +278,22 @@ func printSummary(out io.Writer, p *pipeline, res files.SyncResult, loaded files
 	var rows []row
 	boms := 0
 	generic := map[string]int{} // kind -> serving workloads read by the generic profile
+	rendered := p.rendered
+	if rendered == nil {
+		rendered = newSummaries(p.renderer)
+	}
 	for _, ev := range loaded.Events {
-		r, err := p.renderer.Render(ev)
+		r, err := rendered.of(ev)
 		w := ev.Data.Workload
 		name := w.Namespace + "/" + w.Kind + "/" + w.Name
 		switch {
 		case err != nil:
 			rows = append(rows, row{name, "error: " + err.Error(), "", ""})
-		case r.BOM == nil:
+		case !r.serving:
 			continue
 		default:
 			boms++
-			rows = append(rows, row{name, runtimesText(r.Summary), orDash(strings.Join(r.Summary.Models, ", ")), orDash(strings.Join(r.Summary.Roles, ", "))})
+			rows = append(rows, row{name, runtimesText(r.summary), orDash(strings.Join(r.summary.Models, ", ")), orDash(strings.Join(r.summary.Roles, ", "))})
 			if in := ev.Data.Inputs; in != nil && in.Profile == schemas.ProfileGeneric {
 				generic[genericKind(in.Workload)]++
 			}

@@ -33,6 +33,9 @@ type stages struct {
 	// when another process owns it, it works through that process and
 	// builds no sink of its own.
 	attach bool
+	// summary: the process prints the summary table at its end (run
+	// --once); the transformer stage remembers what it rendered for it.
+	summary bool
 }
 
 // pipeline is one process's share of bomstream, wired from a validated Config.
@@ -43,6 +46,7 @@ type pipeline struct {
 	bus      *stream.Bus
 	norm     *collector.Normalizer
 	renderer *transformer.Renderer
+	rendered *summaries // set when stages.summary: what the stage rendered
 	svc      *service.Service
 	sinks    []*sinkStage
 }
@@ -92,7 +96,12 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if st.transformer {
 		// Built, not run, when the owner runs the stages: a command may
 		// render with it (check) or hand it a dead letter (dlq retry).
-		if p.svc, err = service.New(p.bus, p.renderer, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
+		var r service.Renderer = p.renderer
+		if st.summary {
+			p.rendered = newSummaries(p.renderer)
+			r = p.rendered
+		}
+		if p.svc, err = service.New(p.bus, r, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
 			p.close()
 			return nil, err
 		}
