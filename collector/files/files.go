@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bomstream/bomstream/collector"
@@ -83,43 +86,74 @@ func LoadWith(root, path string, n *collector.Normalizer, lim manifest.Limits) L
 		}
 	}
 	docs := newDocuments(objs, n.DefaultNamespace())
-	mtimes := map[string]time.Time{}
 	index := map[string]int{} // uid -> position in out.Events
 	where := map[string]manifest.Object{}
-	for _, o := range objs {
-		at, ok := mtimes[o.File]
-		if !ok {
-			if fi, err := os.Stat(o.File); err == nil {
-				at = fi.ModTime().UTC().Truncate(time.Second)
-			}
-			mtimes[o.File] = at
-		}
-		ev, note, err := event(root, o, at, n, docs)
+	for i, r := range normalizeAll(root, objs, n, docs) {
+		o := objs[i]
 		switch {
-		case err != nil:
-			errs = append(errs, err)
-		case note != nil:
-			out.Notes = append(out.Notes, *note)
+		case r.err != nil:
+			errs = append(errs, r.err)
+		case r.note != nil:
+			out.Notes = append(out.Notes, *r.note)
 		default:
 			// Two documents naming one workload (namespace/kind/name) would
 			// make every pass publish both states in turn. As with
 			// `kubectl apply -f DIR`, the later document wins; the earlier
 			// becomes a note.
-			uid := ev.Data.Workload.UID
+			uid := r.ev.Data.Workload.UID
 			if i, dup := index[uid]; dup {
 				prev := where[uid]
 				out.Notes = append(out.Notes, Note{File: prev.File, Line: prev.Line, Object: objectName(prev.Obj),
 					Reason: fmt.Sprintf("same workload as %s:%d, which wins", o.File, o.Line)})
-				out.Events[i] = ev
+				out.Events[i] = r.ev
 				where[uid] = o
 				continue
 			}
 			index[uid] = len(out.Events)
 			where[uid] = o
-			out.Events = append(out.Events, ev)
+			out.Events = append(out.Events, r.ev)
 		}
 	}
 	out.Err = errors.Join(errs...)
+	return out
+}
+
+// normalized is what event made of one object.
+type normalized struct {
+	ev   schemas.WorkloadChange
+	note *Note
+	err  error
+}
+
+// normalizeAll makes the event of every object on every core (the
+// normalizer and docs are only read), each stamped with its file's
+// modification time, and returns them in the order of objs.
+func normalizeAll(root string, objs []manifest.Object, n *collector.Normalizer, docs documents) []normalized {
+	mtimes := map[string]time.Time{}
+	for _, o := range objs {
+		if _, ok := mtimes[o.File]; !ok {
+			var at time.Time
+			if fi, err := os.Stat(o.File); err == nil {
+				at = fi.ModTime().UTC().Truncate(time.Second)
+			}
+			mtimes[o.File] = at
+		}
+	}
+	out := make([]normalized, len(objs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(objs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(objs); i = int(next.Add(1) - 1) {
+				o := objs[i]
+				ev, note, err := event(root, o, mtimes[o.File], n, docs)
+				out[i] = normalized{ev, note, err}
+			}
+		}()
+	}
+	wg.Wait()
 	return out
 }
 
