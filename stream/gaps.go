@@ -154,10 +154,10 @@ func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error)
 	return out, nil
 }
 
-// lastStored is the sequence of the last message of streamName matching
-// filter that the store holds, 0 when none does. The stream's LastSeq is
-// not it: the store may have lost its tail.
-func (b *Bus) lastStored(ctx context.Context, s jetstream.Stream, filter string) (uint64, error) {
+// LastStored is the sequence of the last message of s matching filter that
+// the store holds, 0 when none does. The stream's LastSeq is not it: the
+// store may have lost its tail.
+func LastStored(ctx context.Context, s jetstream.Stream, filter string) (uint64, error) {
 	m, err := s.GetLastMsgForSubject(ctx, filter)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil

@@ -42,7 +42,7 @@ func (b *Bus) LastPerSubject(ctx context.Context, streamName, filter string, hea
 	if err != nil {
 		return err
 	}
-	end, err := b.lastStored(ctx, s, filter)
+	end, err := LastStored(ctx, s, filter)
 	if err != nil {
 		return fmt.Errorf("last messages of %s: %w", filter, err)
 	}

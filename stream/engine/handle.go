@@ -221,19 +221,6 @@ func (e *Engine) deadLetterOf(m *Msg, reason string) stream.DeadLetter {
 		Delivered: m.Delivered, Reason: reason, Header: m.Header, Data: m.Data}
 }
 
-// lastStored is the sequence of the last message of s on filter, 0 when
-// it has none.
-func lastStored(ctx context.Context, s jetstream.Stream, filter string) (uint64, error) {
-	m, err := s.GetLastMsgForSubject(ctx, filter)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return m.Sequence, nil
-}
-
 // deadLetter parks the message on the stage's dead-letter subject with the
 // reason, then terminates it. When that fails the message is handed back for
 // a later redelivery: it is never dropped.

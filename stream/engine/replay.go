@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // orderedSource reads a range of a stream through an ordered consumer:
@@ -68,7 +70,7 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		t := startTime
 		occ.DeliverPolicy, occ.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
 	}
-	end, err := lastStored(ctx, s, e.cfg.Filter)
+	end, err := stream.LastStored(ctx, s, e.cfg.Filter)
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}
