@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -124,19 +125,31 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 				break
 			}
 			if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
-				script := words[i+1]
-				for _, cmd := range p.shell(script.Text).expand(p.opt.Env) {
-					ws := make([]Word, 0, len(cmd))
-					for _, c := range cmd {
-						ws = append(ws, Word{Text: c, Src: script.Src})
-					}
-					p.argv(ws, true, depth+1)
-				}
+				p.script(words[i+1], depth)
 				return
 			}
 		}
 	}
 	p.emit(Invocation{Program: prog.Text, ProgramSrc: prog.Src, Words: words[1:]}, shell)
+}
+
+// script handles the commands of a shell script, all their words read
+// from the element of script.
+func (p *argParser) script(script Word, depth int) {
+	cmds := p.shell(script.Text).expand(p.opt.Env)
+	n := 0
+	for _, cmd := range cmds {
+		n += len(cmd)
+	}
+	all := make([]Word, 0, n) // the words of every command, at once
+	p.out = slices.Grow(p.out, len(cmds))
+	for _, cmd := range cmds {
+		start := len(all)
+		for _, c := range cmd {
+			all = append(all, Word{Text: c, Src: script.Src})
+		}
+		p.argv(all[start:len(all):len(all)], true, depth+1)
+	}
 }
 
 // skipWord reports words that precede the real program: VAR=value

@@ -64,3 +64,28 @@ func fixtureInputs(b *testing.B, rel string, fallback func() *schemas.Inputs) *s
 	b.Fatalf("%s: no workload", rel)
 	return nil
 }
+
+// BenchmarkEncode writes the BOM of the Dynamo disagg graph with appendBOM
+// and with cyclonedx-go's encoder, the oracle it reproduces:
+//
+//	go test -run '^$' -bench BenchmarkEncode -benchmem -cpu 1 ./transformer/
+func BenchmarkEncode(b *testing.B) {
+	r := newRenderer(b)
+	bom := buildBOM(b, r, event(b, fixtureInputs(b, "dynamo/examples/backends/vllm/deploy/disagg.yaml", dynamoDisagg)), false)
+	b.Run("appendBOM", func(b *testing.B) {
+		b.ReportAllocs()
+		var out []byte
+		for i := 0; i < b.N; i++ {
+			out, _ = appendBOM(out[:0], bom)
+		}
+		b.SetBytes(int64(len(out)))
+	})
+	b.Run("cyclonedx-go", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := encodeCDX(bom); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

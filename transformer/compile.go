@@ -35,6 +35,7 @@ type runtimeRule struct {
 	engineFlags, subcommands, wraps   map[string]bool
 	modelFlags, versionFields         map[string]bool
 	kinds                             map[string]string
+	ref                               string // bom-ref at no version: "runtime:" + Name
 }
 
 // notRuntime is a compiled NotRuntime.
@@ -93,6 +94,9 @@ type rules struct {
 	defaults         []defaultRuntime
 	downloads        []downloadRule
 	memo             *matchMemo // what the rules said of strings seen before
+	// shellOf is r.shell, made once: a method value made on each use
+	// allocates.
+	shellOf func(string) *shellScript
 }
 
 // defaultRuntime is a compiled DefaultRuntime.
@@ -194,6 +198,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 		presets:          m.Presets,
 		memo:             newMatchMemo(),
 	}
+	r.shellOf = r.shell
 	for _, step := range []func() error{
 		func() error { return r.compileRuntimes(rs.Runtimes) },
 		func() error { return r.compileKinds(rs.Kinds) },
@@ -253,7 +258,7 @@ func (r *rules) compileRuntimes(rts []RuntimeRule) error {
 func compileRuntime(rt RuntimeRule) (*runtimeRule, error) {
 	where := "runtimes[" + rt.Name + "]"
 	c := &runtimeRule{RuntimeRule: rt, engineFlags: set(rt.EngineFlags), subcommands: set(rt.Subcommands), wraps: set(rt.Wraps),
-		modelFlags: set(rt.ModelFlags), versionFields: set(rt.VersionFields), kinds: map[string]string{}}
+		modelFlags: set(rt.ModelFlags), versionFields: set(rt.VersionFields), kinds: map[string]string{}, ref: "runtime:" + rt.Name}
 	for _, ps := range []struct {
 		name string
 		in   []PatternRule

@@ -1,17 +1,21 @@
 package transformer
 
 import (
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	digest "github.com/opencontainers/go-digest"
 )
 
-// runtimeComponent is the component of one serving engine: an application
-// with its version, its purl and bomstream:runtime:* properties.
-func (b *bomBuilder) runtimeComponent(lr *listedRuntime) cdx.Component {
+// runtimeComponent makes c the component of one serving engine: an
+// application with its version, its purl and bomstream:runtime:*
+// properties. Its pointers point into x.
+func (b *bomBuilder) runtimeComponent(c *cdx.Component, lr *listedRuntime, x *componentParts) {
 	h, v := lr.h, lr.best
-	props := make([]cdx.Property, 0, 4+2*len(h.backends)+h.wrappedBy.k.len()+len(lr.others)+len(h.roles)+len(h.settings))
+	props := slices.Grow(x.props[:0], 4+2*len(h.backends)+h.wrappedBy.len()+len(lr.others)+len(h.roles)+len(h.settings))
 	props = append(props,
 		prop(propPrefix+"confidence", h.conf),
 		prop(propPrefix+"runtime:confidence", h.conf),
@@ -40,29 +44,29 @@ func (b *bomBuilder) runtimeComponent(lr *listedRuntime) cdx.Component {
 	if name == "" {
 		name = h.rule.Name
 	}
-	c := cdx.Component{
+	*c = cdx.Component{
 		BOMRef:     lr.ref,
 		Type:       cdx.ComponentTypeApplication,
 		Name:       name,
 		Version:    v.version,
-		Properties: sortProps(props),
-		Evidence:   b.evidence(h.proofs, h.conf, v),
+		Properties: sortProps(&x.props, props),
+		Evidence:   b.evidence(&x.ev, h.proofs, h.conf, v),
 	}
 	if h.rule.PURL != "" {
 		c.PackageURL = h.rule.PURL
 		if v.version != "" {
-			c.PackageURL += "@" + v.version
+			c.PackageURL = h.rule.PURL + "@" + v.version
 		}
 	}
-	return c
 }
 
-// modelComponent is the component of one model: a machine-learning-model
-// with a pkg:huggingface purl at its first revision, or an oci one.
-func (b *bomBuilder) modelComponent(m *modelHit) cdx.Component {
+// modelComponent makes c the component of one model: a
+// machine-learning-model with a pkg:huggingface purl at its first
+// revision, or an oci one. Its pointers point into x.
+func (b *bomBuilder) modelComponent(c *cdx.Component, m *modelHit, x *componentParts) {
 	revs := sortedCopy(m.revisions.list())
 	pinned := m.oci != nil && m.oci.Digest != ""
-	props := make([]cdx.Property, 0, 3+len(revs)+len(m.roles)+len(m.props))
+	props := slices.Grow(x.props[:0], 3+len(revs)+len(m.roles)+len(m.props))
 	props = append(props,
 		prop(propPrefix+"confidence", m.conf),
 		prop(propPrefix+"model:location-kind", m.kind),
@@ -82,19 +86,19 @@ func (b *bomBuilder) modelComponent(m *modelHit) cdx.Component {
 	for k, v := range m.props {
 		props = append(props, prop(k, v))
 	}
-	c := cdx.Component{
-		BOMRef:     modelRef(m.key),
+	*c = cdx.Component{
+		BOMRef:     m.ref,
 		Type:       cdx.ComponentTypeMachineLearningModel,
 		Name:       m.name,
-		Properties: sortProps(props),
-		Evidence:   b.evidence(m.proofs, m.conf, versionClaim{}),
+		Properties: sortProps(&x.props, props),
+		Evidence:   b.evidence(&x.ev, m.proofs, m.conf, versionClaim{}),
 	}
 	if m.hf {
 		rev := ""
 		if len(revs) > 0 {
 			c.Version, rev = revs[0], revs[0]
 		}
-		c.PackageURL = hfPURL(m.name, rev)
+		c.PackageURL = b.hfPURL(m.name, rev)
 	}
 	if m.oci != nil {
 		c.PackageURL = m.oci.PURL("")
@@ -103,16 +107,16 @@ func (b *bomBuilder) modelComponent(m *modelHit) cdx.Component {
 			c.Version = m.oci.Digest
 		}
 	}
-	return c
 }
 
-// containerComponent is the component of one image: a container named
-// after the image, at its digest (the cluster's, the first in order, or
-// the reference's) or tag, with a pkg:oci purl.
-func (b *bomBuilder) containerComponent(ch *containerHit) cdx.Component {
+// containerComponent makes c the component of one image: a container
+// named after the image, at its digest (the cluster's, the first in order,
+// or the reference's) or tag, with a pkg:oci purl. Its pointers point into
+// x.
+func (b *bomBuilder) containerComponent(c *cdx.Component, ch *containerHit, x *componentParts) {
 	conf := confDeclared
 	digests := sortedCopy(ch.digests.list())
-	props := make([]cdx.Property, 0, 5+len(ch.roles)+len(ch.truncated)+ch.containers.k.len()+len(digests))
+	props := slices.Grow(x.props[:0], 4+len(ch.roles)+len(ch.truncated)+ch.containers.len()+len(digests))
 	for _, role := range ch.roles {
 		props = append(props, prop(propPrefix+"role", role))
 	}
@@ -125,42 +129,40 @@ func (b *bomBuilder) containerComponent(ch *containerHit) cdx.Component {
 	if ch.simulator != "" {
 		props = append(props, prop(propPrefix+"simulator", ch.simulator))
 	}
-	c := cdx.Component{Type: cdx.ComponentTypeContainer}
+	*c = cdx.Component{Type: cdx.ComponentTypeContainer}
 	if ch.image == nil {
 		conf = confUnresolved
 		c.BOMRef = "container:" + ch.raw
 		c.Name = ch.raw
 		props = append(props, prop(propPrefix+"image:unresolved", "true"), prop(propPrefix+"image:digest", "unresolved"))
 	} else {
-		props = append(props, imageIdentity(&c, ch.image, digests)...)
+		props = imageIdentity(c, x, ch.image, digests, props)
 	}
 	props = append(props, prop(propPrefix+"confidence", conf))
-	c.Properties = sortProps(props)
-	c.Evidence = b.evidence(ch.proofs, conf, versionClaim{})
-	return c
+	c.Properties = sortProps(&x.props, props)
+	c.Evidence = b.evidence(&x.ev, ch.proofs, conf, versionClaim{})
 }
 
 // imageIdentity names c after the parsed image pi resolved to digests
-// (sorted): bom-ref, name, version, sha256 hashes and purl. It returns the
-// image's digest and tag properties.
-func imageIdentity(c *cdx.Component, pi *parsedImage, digests []string) []cdx.Property {
+// (sorted): bom-ref, name, version, sha256 hashes (in x) and purl. It
+// appends the image's digest and tag properties to props.
+func imageIdentity(c *cdx.Component, x *componentParts, pi *parsedImage, digests []string, props []cdx.Property) []cdx.Property {
 	img := &pi.img
-	c.BOMRef = "container:" + pi.str
+	c.BOMRef = pi.ref
 	c.Name = pi.name
 	c.Version = img.Tag
-	props := make([]cdx.Property, 0, 2+len(digests))
+	x.hashes = x.hashes[:0]
 	if len(digests) == 0 {
 		props = append(props, prop(propPrefix+"image:digest", "unresolved"))
 	}
-	var hashes []cdx.Hash
-	for _, x := range digests {
-		if dg := digest.Digest(x); dg.Algorithm() == digest.SHA256 {
-			hashes = append(hashes, cdx.Hash{Algorithm: cdx.HashAlgoSHA256, Value: strings.ToLower(dg.Encoded())})
+	for _, dg := range digests {
+		if d := digest.Digest(dg); d.Algorithm() == digest.SHA256 {
+			x.hashes = append(x.hashes, cdx.Hash{Algorithm: cdx.HashAlgoSHA256, Value: strings.ToLower(d.Encoded())})
 		}
-		props = append(props, prop(propPrefix+"image:digest", x))
+		props = append(props, prop(propPrefix+"image:digest", dg))
 	}
-	if len(hashes) > 0 {
-		c.Hashes = &hashes
+	if len(x.hashes) > 0 {
+		c.Hashes = &x.hashes
 	}
 	if img.Tag != "" {
 		props = append(props, prop(propPrefix+"image:tag", img.Tag))
@@ -175,6 +177,23 @@ func imageIdentity(c *cdx.Component, pi *parsedImage, digests []string) []cdx.Pr
 		}
 	}
 	return props
+}
+
+// hfPURL is hfPURL(id, rev), remembered by the Renderer.
+func (b *bomBuilder) hfPURL(id, rev string) string {
+	var buf [160]byte
+	k := strconv.AppendInt(buf[:0], int64(len(id)), 10)
+	k = append(k, ':')
+	k = append(k, id...)
+	k = append(k, rev...)
+	return b.purls.getBytes(k, func(string) string { return hfPURL(id, rev) })
+}
+
+// sortedCopy is a sorted copy of keys.
+func sortedCopy(keys []string) []string {
+	out := slices.Clone(keys)
+	sort.Strings(out)
+	return out
 }
 
 // prop is a property; name is the full name, propPrefix included.

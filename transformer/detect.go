@@ -1,6 +1,7 @@
 package transformer
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -69,6 +70,29 @@ func (s *roleset) add(v string) {
 	*s = append(*s, v)
 }
 
+// addAll adds the members of vs, in order. An empty s with no room takes
+// vs itself when vs is a set (no empty or repeated member), capped so that
+// adding to either copies: rolesets are only ever added to.
+func (s *roleset) addAll(vs []string) {
+	if len(*s) == 0 && cap(*s) == 0 && isRoleset(vs) {
+		*s = vs[:len(vs):len(vs)]
+		return
+	}
+	for _, v := range vs {
+		s.add(v)
+	}
+}
+
+// isRoleset reports whether vs holds no empty and no repeated member.
+func isRoleset(vs []string) bool {
+	for i, v := range vs {
+		if v == "" || slices.Contains(vs[:i], v) {
+			return false
+		}
+	}
+	return true
+}
+
 // has reports whether v is in s.
 func (s roleset) has(v string) bool {
 	for _, x := range s {
@@ -91,18 +115,23 @@ func (s roleset) sorted() []string {
 // runtimes, models and images per workload), and through a map past
 // smallIndex.
 type index[T any] struct {
-	keys  []string
-	items []T
-	pos   map[string]int
+	entries []entry[T]
+	pos     map[string]int
 }
 
-// smallIndex is the most keys an index scans.
+// entry is one key of an index and its item.
+type entry[T any] struct {
+	key  string
+	item T
+}
+
+// smallIndex is the most keys an index or a strset scans.
 const smallIndex = 16
 
 // get returns the item of key.
 func (x *index[T]) get(key string) (T, bool) {
 	if i := x.find(key); i >= 0 {
-		return x.items[i], true
+		return x.entries[i].item, true
 	}
 	var zero T
 	return zero, false
@@ -116,8 +145,8 @@ func (x *index[T]) find(key string) int {
 		}
 		return -1
 	}
-	for i, k := range x.keys {
-		if k == key {
+	for i := range x.entries {
+		if x.entries[i].key == key {
 			return i
 		}
 	}
@@ -126,42 +155,78 @@ func (x *index[T]) find(key string) int {
 
 // put adds key, which must not be present yet.
 func (x *index[T]) put(key string, v T) {
-	if x.keys == nil {
-		x.keys, x.items = make([]string, 0, 4), make([]T, 0, 4)
+	if x.entries == nil {
+		x.entries = make([]entry[T], 0, 4)
 	}
-	x.keys = append(x.keys, key)
-	x.items = append(x.items, v)
+	x.entries = append(x.entries, entry[T]{key: key, item: v})
 	switch {
 	case x.pos != nil:
-		x.pos[key] = len(x.keys) - 1
-	case len(x.keys) > smallIndex:
-		x.pos = make(map[string]int, 2*len(x.keys))
-		for i, k := range x.keys {
-			x.pos[k] = i
+		x.pos[key] = len(x.entries) - 1
+	case len(x.entries) > smallIndex:
+		x.pos = make(map[string]int, 2*len(x.entries))
+		for i := range x.entries {
+			x.pos[x.entries[i].key] = i
 		}
 	}
 }
 
 // len is the number of keys.
-func (x *index[T]) len() int { return len(x.keys) }
+func (x *index[T]) len() int { return len(x.entries) }
 
-// strset is a set of non-empty strings in insertion order.
+// strset is a set of non-empty strings in insertion order, scanned while
+// small and looked up through a map past smallIndex.
 type strset struct {
-	k index[struct{}]
+	keys []string
+	pos  map[string]struct{}
 }
 
 // add adds v unless it is empty or present.
 func (s *strset) add(v string) {
-	if v != "" && !s.has(v) {
-		s.k.put(v, struct{}{})
+	if v == "" || s.has(v) {
+		return
+	}
+	if s.keys == nil {
+		s.keys = make([]string, 0, 4)
+	}
+	s.keys = append(s.keys, v)
+	switch {
+	case s.pos != nil:
+		s.pos[v] = struct{}{}
+	case len(s.keys) > smallIndex:
+		s.pos = make(map[string]struct{}, 2*len(s.keys))
+		for _, k := range s.keys {
+			s.pos[k] = struct{}{}
+		}
+	}
+}
+
+// addAll adds the members of o. An empty s takes o's list itself while it
+// is small, capped so that adding to either copies: sets are only ever
+// added to.
+func (s *strset) addAll(o *strset) {
+	if len(s.keys) == 0 && o.pos == nil {
+		s.keys = o.keys[:len(o.keys):len(o.keys)]
+		return
+	}
+	for _, v := range o.keys {
+		s.add(v)
 	}
 }
 
 // has reports whether v is in s.
-func (s *strset) has(v string) bool { return s.k.find(v) >= 0 }
+func (s *strset) has(v string) bool {
+	if s.pos != nil {
+		_, ok := s.pos[v]
+		return ok
+	}
+	return slices.Contains(s.keys, v)
+}
 
 // list is the members in insertion order; not to be modified.
-func (s *strset) list() []string { return s.k.keys }
+func (s *strset) list() []string { return s.keys }
+
+// len is the number of members.
+func (s *strset) len() int { return len(s.keys) }
 
 // versionClaim is a version of an engine and the proof of it.
 type versionClaim struct {
@@ -197,11 +262,21 @@ type runtimeHit struct {
 	proofs    proofs
 	settings  []cdx.Property // full property name and value; may repeat
 	models    strset         // model keys that depend on this runtime
+	// proofRoom holds the first proofs: a hit and they are one allocation.
+	proofRoom [2]proof
+}
+
+// newRuntimeHit is a hit of rule at conf, with room for its first proofs.
+func newRuntimeHit(rule *runtimeRule, conf string) *runtimeHit {
+	h := &runtimeHit{rule: rule, conf: conf}
+	h.proofs = h.proofRoom[:0]
+	return h
 }
 
 // modelHit is one distinct model.
 type modelHit struct {
 	key       string
+	ref       string // its bom-ref: modelRefPrefix + key
 	name      string
 	kind      string // hf, path, pvc, gcs, s3, oci, nim-image, url, name, unresolved
 	hf        bool
@@ -212,6 +287,8 @@ type modelHit struct {
 	props     map[string]string
 	strong    bool   // a reference that stands alone; see strongModel
 	oci       *Image // the image reference of an oci:// model, when it parses
+	// proofRoom holds the first proofs: a hit and they are one allocation.
+	proofRoom [2]proof
 }
 
 // containerHit is one distinct image.
@@ -225,6 +302,8 @@ type containerHit struct {
 	digests    strset
 	containers strset
 	truncated  []string // the collector's marks of cuts in these containers
+	// proofRoom holds the first proofs: a hit and they are one allocation.
+	proofRoom [2]proof
 }
 
 // detection is everything Render found in one Inputs.
@@ -260,7 +339,6 @@ type compDetect struct {
 	engineFlags []namedProof
 	settings    []cdx.Property
 	models      strset
-	images      strset
 	// evidence for backends chosen by env, attached to the wrapper.
 	backendProofs []namedProof
 	// evidence naming an engine as a wrapper's backend, by engine.
@@ -285,7 +363,10 @@ func (c *compDetect) hitOf(name string) *runtimeHit {
 func (c *compDetect) hit(rule *runtimeRule, conf string, p proof) *runtimeHit {
 	h := c.hitOf(rule.Name)
 	if h == nil {
-		h = &runtimeHit{rule: rule, conf: conf}
+		h = newRuntimeHit(rule, conf)
+		if c.hits == nil {
+			c.hits = make([]*runtimeHit, 0, 4)
+		}
 		c.hits = append(c.hits, h)
 	}
 	h.conf = stronger(h.conf, conf)
@@ -314,6 +395,9 @@ func (c *compDetect) setting(prop, value string) {
 	if value == "" || value == schemas.RedactedValue || unresolvedRef(value) {
 		return
 	}
+	if c.settings == nil {
+		c.settings = make([]cdx.Property, 0, 4)
+	}
 	c.settings = append(c.settings, cdx.Property{Name: prop, Value: value})
 }
 
@@ -341,10 +425,15 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 		r.component(&comps[ci], &in.Components[ci], d, digests)
 	}
 	// Roles are known once every container of every component has been read.
-	for ci := range comps {
-		for _, role := range comps[ci].roles {
-			d.roles.add(role)
+	if len(comps) > 1 {
+		n := 0
+		for ci := range comps {
+			n += len(comps[ci].roles)
 		}
+		d.roles = make(roleset, 0, n)
+	}
+	for ci := range comps {
+		d.roles.addAll(comps[ci].roles)
 	}
 	wl.roles = d.roles
 	r.resolveBackends(wl, nil)
@@ -355,7 +444,7 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 	for ci := range comps {
 		d.merge(&comps[ci])
 	}
-	d.spreadRoles(wl, comps)
+	r.spreadRoles(d, wl, comps, in.Components)
 	if d.purpose == "cache" {
 		d.runtimes = index[*runtimeHit]{}
 	}
@@ -366,9 +455,7 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 // component reads one component: its roles, its containers, then the
 // claims that need all of them, and its fields.
 func (r *rules) component(cd *compDetect, c *schemas.Component, d *detection, digests map[string][]string) {
-	for _, role := range c.Roles {
-		cd.roles.add(role)
-	}
+	cd.roles.addAll(roleset(c.Roles))
 	r.labelRoles(cd, c)
 	for k := range c.Containers {
 		r.container(cd, &c.Containers[k], d, digests)

@@ -11,7 +11,8 @@ import (
 // engine-only flag, or the wrapper's default. Then the component's settings
 // and models go to the engines that run (see assignSettings).
 func (r *rules) resolveBackends(cd *compDetect, wl *compDetect) {
-	for _, w := range wrappersIn(cd, wl) {
+	var buf [4]*runtimeHit
+	for _, w := range wrappersIn(buf[:0], cd, wl) {
 		for _, bp := range cd.backendProofs {
 			if bp.name == w.rule.Name {
 				w.proofs.add(bp.p)
@@ -27,11 +28,11 @@ func (r *rules) resolveBackends(cd *compDetect, wl *compDetect) {
 	assignSettings(cd)
 }
 
-// wrappersIn are the wrappers that run in cd, sorted by name: its own, and
-// the workload's (wl, when not nil) which get a local hit here, so that the
-// component's roles, backends and settings reach them.
-func wrappersIn(cd *compDetect, wl *compDetect) []*runtimeHit {
-	var wrappers []*runtimeHit
+// wrappersIn appends to wrappers the wrappers that run in cd, sorted by
+// name: its own, and the workload's (wl, when not nil) which get a local
+// hit here, so that the component's roles, backends and settings reach
+// them.
+func wrappersIn(wrappers []*runtimeHit, cd *compDetect, wl *compDetect) []*runtimeHit {
 	for _, h := range cd.hits {
 		if len(h.rule.wraps) > 0 {
 			wrappers = append(wrappers, h)
@@ -40,7 +41,7 @@ func wrappersIn(cd *compDetect, wl *compDetect) []*runtimeHit {
 	if wl != nil {
 		for _, h := range wl.hits {
 			if len(h.rule.wraps) > 0 && cd.hitOf(h.rule.Name) == nil {
-				lh := &runtimeHit{rule: h.rule, conf: h.conf}
+				lh := newRuntimeHit(h.rule, h.conf)
 				cd.hits = append(cd.hits, lh)
 				wrappers = append(wrappers, lh)
 			}
@@ -78,7 +79,7 @@ func (r *rules) declaredBackends(cd *compDetect, w *runtimeHit) bool {
 		}
 		eh := cd.hitOf(eng)
 		if eh == nil {
-			eh = &runtimeHit{rule: er, conf: conf}
+			eh = newRuntimeHit(er, conf)
 			cd.hits = append(cd.hits, eh)
 		}
 		eh.conf = stronger(eh.conf, conf)
@@ -166,9 +167,12 @@ func assignSettings(cd *compDetect) {
 		if engineRuns && len(h.rule.wraps) > 0 {
 			continue
 		}
-		h.settings = append(h.settings, cd.settings...)
-		for _, m := range cd.models.list() {
-			h.models.add(m)
+		if len(h.settings) == 0 {
+			// Shared, capped: settings are only ever appended to.
+			h.settings = cd.settings[:len(cd.settings):len(cd.settings)]
+		} else {
+			h.settings = append(h.settings, cd.settings...)
 		}
+		h.models.addAll(&cd.models)
 	}
 }

@@ -26,8 +26,13 @@ func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invI
 }
 
 // clientEnvName reports whether an env name marks a client of a server
-// elsewhere (models.clientEnv).
+// elsewhere (models.clientEnv), remembered by the Renderer.
 func (r *rules) clientEnvName(name string) bool {
+	return r.memo.clientEnv.get(name, r.matchClientEnv)
+}
+
+// matchClientEnv matches an env name against models.clientEnv.
+func (r *rules) matchClientEnv(name string) bool {
 	for _, re := range r.clientEnv {
 		if re.MatchString(name) {
 			return true

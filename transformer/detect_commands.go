@@ -1,7 +1,5 @@
 package transformer
 
-import "strings"
-
 // commandClaims matches one invocation against the launch commands, the
 // args-only patterns (for the first invocation of an args-only container whose
 // image is the engine's: entry) and takes positional models.
@@ -42,7 +40,7 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info
 func (x *ctrScope) engineModelFlags(inv *Invocation, rt *runtimeRule) {
 	for _, f := range inv.Flags {
 		if f.HasValue && rt.modelFlags[f.Name] {
-			x.models = append(x.models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+			x.claim(modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 		}
 	}
 }
@@ -54,7 +52,7 @@ func (x *ctrScope) positionalModels(inv *Invocation, rt *runtimeRule, all bool) 
 		if rt.subcommands[w.Text] {
 			continue
 		}
-		x.models = append(x.models, modelClaim{value: w.Text, conf: confDeclared, how: "positional", locator: x.loc(w.Src)})
+		x.claim(modelClaim{value: w.Text, conf: confDeclared, how: "positional", locator: x.loc(w.Src)})
 		if !all {
 			break
 		}
@@ -63,16 +61,18 @@ func (x *ctrScope) positionalModels(inv *Invocation, rt *runtimeRule, all bool) 
 
 // invocationInfo is what the rules say of the head of inv.
 func (r *rules) invocationInfo(inv *Invocation) *invInfo {
-	if head := invocationHead(inv, r.headWords); head != "" {
+	var buf [256]byte
+	if head := appendHead(buf[:0], inv, r.headWords); len(head) > 0 {
 		return r.head(head, inv.Program == "")
 	}
 	return noInv
 }
 
-// invocationHead is the program and its first words joined by spaces, at most
-// 512 bytes and, when words > 0, at most that many words with the program:
-// launch patterns only look at the start.
-func invocationHead(inv *Invocation, words int) string {
+// appendHead appends the head of inv to dst: the program and its first
+// words joined by spaces, at most 512 bytes and, when words > 0, at most
+// that many words with the program: launch patterns only look at the
+// start.
+func appendHead(dst []byte, inv *Invocation, words int) []byte {
 	const maxHead = 512
 	maxWords := 8
 	if words > 0 {
@@ -81,20 +81,19 @@ func invocationHead(inv *Invocation, words int) string {
 			maxWords--
 		}
 	}
-	var b strings.Builder
-	b.WriteString(inv.Program)
+	b := append(dst, inv.Program...)
 	for i, w := range inv.Words {
-		if i >= maxWords || b.Len() >= maxHead {
+		if i >= maxWords || len(b)-len(dst) >= maxHead {
 			break
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+		if len(b) > len(dst) {
+			b = append(b, ' ')
 		}
 		t := w.Text
 		if len(t) > maxHead {
 			t = t[:maxHead]
 		}
-		b.WriteString(t)
+		b = append(b, t...)
 	}
-	return b.String()
+	return b
 }

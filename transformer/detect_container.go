@@ -12,20 +12,21 @@ type ctrScope struct {
 	ct       *schemas.Container
 	env      map[string]string // the literal env values
 	invs     []Invocation      // the programs it runs
-	infos    []*invInfo        // what the rules say of the head of each of invs
 	client   bool              // it talks to a server elsewhere (see isClient)
 	img      *parsedImage      // nil when the image is missing or unparsed
 	imageLoc string            // ct.Locator + ".image"
 	// simulator names the engine simulator the image is, if it is one.
 	simulator string
-	// imageHits names the runtimes the image matched; matches are those
-	// matches.
-	imageHits []string
-	matches   []imageMatch
-	// models are the model claims of the container; revision is the one a
-	// flag or env pins them to.
-	models   []modelClaim
+	// matches are the runtimes the image matched.
+	matches []imageMatch
+	// cd is the component: the model claims of the container go to
+	// cd.pending, from index claims on; revision is the one a flag or env
+	// pins them to.
+	cd       *compDetect
+	claims   int
 	revision string
+	// locs holds the locators of the first elements of command and args.
+	locs [8]string
 }
 
 // container reads one container, one step per kind of rule: its image, then
@@ -33,13 +34,22 @@ type ctrScope struct {
 // env; the model claims it makes wait in cd.pending for the component's
 // other containers, and so do its downloads.
 func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, digests map[string][]string) {
-	x := r.readContainer(ct)
-	r.imageStep(cd, x, d, digests)
+	x := ctrScope{cd: cd, claims: len(cd.pending)}
+	r.readContainer(&x, ct)
+	// What the rules say of the head of each of x.invs.
+	var arr [4]*invInfo
+	infos := arr[:0]
 	for ii := range x.invs {
-		r.invocationClaims(cd, x, ii)
+		infos = append(infos, r.invocationInfo(&x.invs[ii]))
 	}
-	r.envClaims(cd, x)
-	for _, m := range x.models {
+	x.client = r.isClient(ct, x.invs, infos)
+	r.imageStep(cd, &x, d, digests)
+	for ii := range x.invs {
+		r.invocationClaims(cd, &x, ii, infos[ii])
+	}
+	r.envClaims(cd, &x)
+	for i := x.claims; i < len(cd.pending); i++ {
+		m := &cd.pending[i].claim
 		if x.revision != "" {
 			m.revision = x.revision
 		}
@@ -48,15 +58,14 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		}
 		// A client's models are a server's elsewhere.
 		m.weak = m.weak || x.client
-		cd.pending = append(cd.pending, pendingClaim{claim: m, ct: ct})
 	}
-	cd.downloads = r.findDownloads(cd.downloads, ct, x, x.invs, x.infos)
+	cd.downloads = r.findDownloads(cd.downloads, ct, &x, x.invs, infos)
 }
 
-// readContainer parses what ct runs: its command and args, and the env
-// vars read as arguments (rules argsEnv), and says whether it is a client.
-func (r *rules) readContainer(ct *schemas.Container) *ctrScope {
-	x := &ctrScope{ct: ct, imageLoc: ct.Locator + ".image"}
+// readContainer reads into x what ct runs: its command and args, and the
+// env vars read as arguments (rules argsEnv).
+func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
+	x.ct, x.imageLoc = ct, ct.Locator+".image"
 	for _, e := range ct.Env {
 		if e.Value != "" && !e.Redacted && e.From == nil {
 			if x.env == nil {
@@ -65,7 +74,7 @@ func (r *rules) readContainer(ct *schemas.Container) *ctrScope {
 			x.env[e.Name] = e.Value
 		}
 	}
-	x.invs = parseArgs(ct.Command, ct.Args, ParseOptions{Env: x.env, Booleans: r.booleans}, r.shell)
+	x.invs = parseArgs(ct.Command, ct.Args, ParseOptions{Env: x.env, Booleans: r.booleans}, r.shellOf)
 	for k, e := range ct.Env {
 		if !r.argsEnv[e.Name] || e.Value == "" || e.Redacted {
 			continue
@@ -80,23 +89,18 @@ func (r *rules) readContainer(ct *schemas.Container) *ctrScope {
 			x.invs = append(x.invs, p.out...)
 		}
 	}
-	x.infos = make([]*invInfo, len(x.invs))
-	for ii := range x.invs {
-		x.infos[ii] = r.invocationInfo(&x.invs[ii])
-	}
-	x.client = r.isClient(ct, x.invs, x.infos)
-	return x
 }
 
-// invocationClaims reads one program the container runs: its launch
-// command, the flags that name a model only for the engine of the image's
-// entrypoint, its flags and its words.
-func (r *rules) invocationClaims(cd *compDetect, x *ctrScope, ii int) {
+// invocationClaims reads one program the container runs (x.invs[ii], whose
+// head the rules say info of): its launch command, the flags that name a
+// model only for the engine of the image's entrypoint, its flags and its
+// words.
+func (r *rules) invocationClaims(cd *compDetect, x *ctrScope, ii int, info *invInfo) {
 	inv := &x.invs[ii]
 	// The container's args given to the image's entrypoint.
 	entry := len(x.ct.Command) == 0 && inv.Program == "" && ii == 0
 	if x.simulator == "" && !x.client {
-		r.commandClaims(cd, x, inv, x.infos[ii], entry)
+		r.commandClaims(cd, x, inv, info, entry)
 	}
 	if entry {
 		x.entrypointFlagClaims(inv)
@@ -139,18 +143,26 @@ func (c *ctrScope) matchOf(name string) (imageMatch, bool) {
 
 // imageHit reports whether the image matched the runtime named name.
 func (c *ctrScope) imageHit(name string) bool {
-	for _, n := range c.imageHits {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	_, ok := c.matchOf(name)
+	return ok
 }
 
 // loc is the locator of the command, args or env element src.
 func (c *ctrScope) loc(src int) string {
-	if src < 0 {
+	switch {
+	case src < 0:
 		return c.ct.Locator + ".env[" + strconv.Itoa(-1-src) + "]"
+	case src < len(c.locs):
+		if c.locs[src] == "" {
+			c.locs[src] = srcLocator(c.ct, src)
+		}
+		return c.locs[src]
 	}
 	return srcLocator(c.ct, src)
+}
+
+// claim records a model claim of the container, in the component's
+// pending claims.
+func (c *ctrScope) claim(m modelClaim) {
+	c.cd.pending = append(c.cd.pending, pendingClaim{claim: m, ct: c.ct})
 }

@@ -1,9 +1,6 @@
 package transformer
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // envClaims reads the literal env values of a container: settings, models,
 // the revision and, unless the image is a simulator, the wrappers' backends
@@ -13,16 +10,16 @@ func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
 		if e.Value == "" || e.Redacted || e.From != nil {
 			continue
 		}
-		l := x.ct.Locator + ".env[" + strconv.Itoa(k) + "]"
 		if name, ok := r.settingEnv[e.Name]; ok {
 			cd.setting(name, e.Value)
 		}
 		if r.modelEnv[e.Name] {
-			x.models = append(x.models, modelClaim{value: e.Value, hf: r.hfEnv[e.Name], conf: confDeclared, how: "env " + e.Name, locator: l})
+			x.claim(modelClaim{value: e.Value, hf: r.hfEnv[e.Name], conf: confDeclared, how: "env " + e.Name, locator: x.loc(-1 - k)})
 		}
 		if r.listEnv[e.Name] {
+			l, how := x.loc(-1-k), "env "+e.Name
 			for _, v := range strings.FieldsFunc(e.Value, func(c rune) bool { return c == ';' || c == ',' || c == ' ' }) {
-				x.models = append(x.models, modelClaim{value: v, hf: true, conf: confDeclared, how: "env " + e.Name, locator: l})
+				x.claim(modelClaim{value: v, hf: true, conf: confDeclared, how: how, locator: l})
 			}
 		}
 		if r.revEnv[e.Name] && !unresolvedRef(e.Value) {
@@ -30,7 +27,7 @@ func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
 		}
 		if x.simulator == "" && envTruthy(e.Value) {
 			for _, eb := range r.envRules[e.Name] {
-				p := proof{conf: confDeclared, value: "env " + e.Name + "=" + e.Value, locator: l}
+				p := proof{conf: confDeclared, value: "env " + e.Name + "=" + e.Value, locator: x.loc(-1 - k)}
 				cd.backend(eb.runtime, eb.backend, p)
 				cd.backendProofs = append(cd.backendProofs, namedProof{name: eb.runtime, p: p})
 			}
@@ -38,11 +35,16 @@ func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
 	}
 }
 
-// envTruthy reports an env value that switches something on.
+// envTruthy reports an env value that switches something on: any but
+// "", 0, false, no and off, in any case, spaces around.
 func envTruthy(v string) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "0", "false", "no", "off":
-		return false
+	v = strings.TrimSpace(v)
+	// No rune but an ASCII letter lowers to a letter of these words
+	// (TestEnvTruthy checks every rune): ASCII folding is lowering here.
+	for _, off := range [...]string{"", "0", "false", "no", "off"} {
+		if foldedIs(v, off) {
+			return false
+		}
 	}
 	return true
 }

@@ -13,7 +13,7 @@ func (x *ctrScope) entrypointFlagClaims(inv *Invocation) {
 	for _, m := range x.matches {
 		for _, f := range inv.Flags {
 			if f.HasValue && m.rule.modelFlags[f.Name] {
-				x.models = append(x.models, modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
+				x.claim(modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 			}
 		}
 	}
@@ -31,11 +31,11 @@ func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 			cd.setting(name, f.Value)
 		}
 		if r.modelFlags[f.Name] {
-			x.models = append(x.models, modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
+			x.claim(modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
 				how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 		}
 		if r.listFlags[f.Name] {
-			x.models = append(x.models, listFlagModels(inv, f, x)...)
+			listFlagModels(inv, f, x)
 		}
 		if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
 			x.revision = f.Value
@@ -75,16 +75,15 @@ func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 	}
 }
 
-// listFlagModels reads the models a list flag names: its value and the
+// listFlagModels claims the models a list flag names: its value and the
 // words after it up to the next flag, each "[NAME=]LOCATION".
-func listFlagModels(inv *Invocation, f Flag, x *ctrScope) []modelClaim {
-	var out []modelClaim
+func listFlagModels(inv *Invocation, f Flag, x *ctrScope) {
 	add := func(v string, src int) {
 		if _, loc, ok := strings.Cut(v, "="); ok {
 			v = loc
 		}
 		if v != "" && v != "all" {
-			out = append(out, modelClaim{value: v, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(src)})
+			x.claim(modelClaim{value: v, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(src)})
 		}
 	}
 	add(f.Value, f.ValueSrc)
@@ -102,5 +101,4 @@ func listFlagModels(inv *Invocation, f Flag, x *ctrScope) []modelClaim {
 		}
 		add(w.Text, w.Src)
 	}
-	return out
 }

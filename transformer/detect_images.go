@@ -50,8 +50,6 @@ func (r *rules) imageStep(cd *compDetect, x *ctrScope, d *detection, digests map
 			r.addModel(cd, d, modelClaim{value: info.bakedModel, conf: confInferred, how: how, locator: x.imageLoc})
 		}
 	}
-	// Container roles are added once the component's roles are final.
-	cd.images.add(key)
 }
 
 // container is the container component of the image key, added on first
@@ -60,6 +58,7 @@ func (d *detection) container(key, raw string, pi *parsedImage) *containerHit {
 	ch, found := d.containers.get(key)
 	if !found {
 		ch = &containerHit{key: key, raw: raw}
+		ch.proofs = ch.proofRoom[:0]
 		if pi.ok {
 			ch.image = pi
 		}
@@ -86,7 +85,6 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 	for _, m := range info.matches {
 		rt := m.rule
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
-		x.imageHits = append(x.imageHits, rt.Name)
 		v, variant, how := x.imageVersion(m)
 		if v != "" {
 			h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})

@@ -45,8 +45,10 @@
 //	  -> no runtime and no model reference that   Result.Skipped, no BOM
 //	     stands alone (org/name, store URI, model file, field, image)
 //	  -> build cyclonedx-go structures             sorted, deterministic refs
-//	  -> encode (cyclonedx-go's JSON encoder)      Result.BOM, Result.BomHash
-//	       compact, no HTML escaping, 1.6
+//	  -> encode (appendBOM, 1.6)                   Result.BOM, Result.BomHash
+//	       the bytes of cyclonedx-go's JSON encoder (compact, no HTML
+//	       escaping) without its reflection; a BOM using fields appendBOM
+//	       does not cover goes to that encoder
 //
 // The BOM: metadata.component is the workload (type application) with
 // bomstream:* properties for its identity and inputHash; each serving engine
@@ -88,7 +90,13 @@
 // downloads, detect_backends.go for the wrappers' engines) and merge.go
 // merges the claims; bom.go, components.go and evidence.go build the BOM.
 // A Renderer memoizes (memo.go) what the rules say about image references,
-// command heads and words, and the parse of scripts: bounded, pure functions
-// of the string, so rendering a workload seen before matches no regex again
-// without changing any answer.
+// command heads, words and env names, the parse of scripts and the purls of
+// model ids: bounded, pure functions of the string, so rendering a workload
+// seen before matches no regex again without changing any answer.
+//
+// encode.go writes the BOM (appendBOM; encode_test.go holds it to
+// cyclonedx-go's encoder, byte for byte). The rules allocate plainly, and
+// the only memory a render leaves to the next is in state.go: the encode
+// buffer and the BOM builder's lists, in one sync.Pool that only Render
+// touches.
 package transformer

@@ -2,8 +2,11 @@ package transformer
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -13,6 +16,58 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/schemas/validate"
 )
+
+// cdxEncode is what cyclonedx-go's encoder writes for bom: the oracle
+// appendBOM must reproduce, byte for byte.
+func cdxEncode(t testing.TB, bom *cdx.BOM) ([]byte, error) {
+	t.Helper()
+	var buf bytes.Buffer
+	err := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON).SetPretty(false).SetEscapeHTML(false).Encode(bom)
+	return buf.Bytes(), err
+}
+
+// buildBOM is the cdx.BOM Render encodes for ev, built with a state of its
+// own (nil when ev is skipped); shrunk lists at most one method and
+// occurrence per evidence and only the first model, with notes, as a BOM
+// shrunk to its limit does.
+func buildBOM(t testing.TB, r *Renderer, ev schemas.WorkloadChange, shrunk bool) *cdx.BOM {
+	t.Helper()
+	_, bi, d, err := r.prepare(ev)
+	if err != nil {
+		t.Fatalf("%s: %v", ev.Data.Workload, err)
+	}
+	if d == nil {
+		return nil
+	}
+	b := (&renderState{}).builder(r, bi, d)
+	if shrunk {
+		b.evidenceCap, b.notes = 1, []string{"evidence: <cut> & \"noted\""}
+		b.listed = map[string]bool{}
+		if d.models.len() > 0 {
+			b.listed[d.models.entries[0].key] = true
+		}
+	}
+	return b.build()
+}
+
+// checkFastEncode encodes bom with appendBOM and with cyclonedx-go's
+// encoder, and fails unless appendBOM takes it and writes the same bytes.
+// It returns those bytes.
+func checkFastEncode(t testing.TB, name string, bom *cdx.BOM) []byte {
+	t.Helper()
+	want, err := cdxEncode(t, bom)
+	if err != nil {
+		t.Fatalf("%s: cyclonedx-go: %v", name, err)
+	}
+	fast, ok := appendBOM(nil, bom)
+	if !ok {
+		t.Fatalf("%s: appendBOM refused a BOM that build made", name)
+	}
+	if !bytes.Equal(fast, want) {
+		t.Fatalf("%s: appendBOM differs from cyclonedx-go's encoder\n got %s\nwant %s", name, fast, want)
+	}
+	return want
+}
 
 // nasty are strings that JSON encoders escape differently: HTML characters
 // (escaped below the cdx MarshalJSON methods only), U+2028/U+2029, invalid
@@ -63,6 +118,153 @@ func testInputs(t *testing.T) []*schemas.Inputs {
 		ins = append(ins, nastyInputs(s)...)
 	}
 	return ins
+}
+
+// TestEncodeGoldens: the BOM of every golden (the own manifests and, when
+// it is here, the upstream corpus) encodes to the same bytes with
+// appendBOM and with cyclonedx-go's encoder, and Render wrote those bytes;
+// so do the BOMs shrunk to a limit.
+func TestEncodeGoldens(t *testing.T) {
+	trees := map[string]string{"manifests": filepath.Join("testdata", "manifests")}
+	if root, ok := manifesttest.Find(); ok {
+		trees["upstream"] = root
+	}
+	r := newRenderer(t)
+	for prefix, root := range trees {
+		n := 0
+		for _, x := range renderTree(t, root) {
+			if x.res.BOM == nil {
+				continue
+			}
+			name := x.rel + " " + x.inputs.Workload.String()
+			ev := event(t, x.inputs)
+			if want := checkFastEncode(t, name, buildBOM(t, r, ev, false)); !bytes.Equal(x.res.BOM, want) {
+				t.Fatalf("%s: Render wrote other bytes than cyclonedx-go's encoder", name)
+			}
+			checkFastEncode(t, name+" shrunk", buildBOM(t, r, ev, true))
+			n++
+		}
+		goldens := 0
+		err := filepath.WalkDir(filepath.Join("testdata", "golden", prefix), func(p string, de os.DirEntry, err error) error {
+			if err == nil && !de.IsDir() && strings.HasSuffix(p, ".cdx.json") {
+				goldens++
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != goldens {
+			t.Errorf("%s: %d BOMs compared, %d goldens", prefix, n, goldens)
+		}
+	}
+}
+
+// TestEncodeMatchesCycloneDX: every BOM of the test inputs, with strings
+// that JSON encoders escape differently (in the tool version too), full
+// and shrunk, encodes to the same bytes both ways, and Render writes them.
+func TestEncodeMatchesCycloneDX(t *testing.T) {
+	n := 0
+	for _, version := range []string{"test", "<v&1>", "é\u2028", `"q"\`} {
+		r, err := NewRenderer(Config{Version: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range testInputs(t) {
+			ev, err := schemas.NewObserved("bomstream://dev/collector", eventTime, in)
+			if err != nil {
+				continue
+			}
+			bom := buildBOM(t, r, ev, false)
+			if bom == nil {
+				continue
+			}
+			name := in.Workload.String()
+			want := checkFastEncode(t, name, bom)
+			checkFastEncode(t, name+" shrunk", buildBOM(t, r, ev, true))
+			if got, err := r.Render(ev); err != nil || !bytes.Equal(got.BOM, want) {
+				t.Fatalf("%s: Render differs from cyclonedx-go's encoder (%v)", name, err)
+			}
+			n++
+		}
+	}
+	if n < 400 {
+		t.Errorf("only %d BOMs compared", n)
+	}
+}
+
+// TestEncodeFallback: a BOM holding what appendBOM does not write goes to
+// cyclonedx-go's encoder, with its bytes (and its errors).
+func TestEncodeFallback(t *testing.T) {
+	r := newRenderer(t)
+	base := func() *cdx.BOM { return buildBOM(t, r, event(t, dynamoDisagg()), false) }
+	tiny, huge, nan := float32(1e-7), float32(1e22), float32(0)
+	nan /= nan
+	line := 3
+	for name, change := range map[string]func(*cdx.BOM){
+		"bom properties":      func(b *cdx.BOM) { b.Properties = &[]cdx.Property{{Name: "x", Value: "<y>"}} },
+		"metadata authors":    func(b *cdx.BOM) { b.Metadata.Authors = &[]cdx.OrganizationalContact{{Name: "a"}} },
+		"component desc":      func(b *cdx.BOM) { (*b.Components)[0].Description = "d" },
+		"metadata comp scope": func(b *cdx.BOM) { b.Metadata.Component.Scope = cdx.ScopeRequired },
+		"tools services": func(b *cdx.BOM) {
+			b.Metadata.Tools = &cdx.ToolsChoice{Components: b.Metadata.Tools.Components, Services: &[]cdx.Service{{Name: "s"}}}
+		},
+		"legacy tools":    func(b *cdx.BOM) { b.Metadata.Tools = &cdx.ToolsChoice{Tools: &[]cdx.Tool{{Name: "t"}}} },
+		"single identity": func(b *cdx.BOM) { (*b.Components)[0].Evidence.Identity.Identity = &cdx.EvidenceIdentity{Field: "name"} },
+		"identity tools": func(b *cdx.BOM) {
+			(*(*b.Components)[0].Evidence.Identity.Identities)[0].Tools = &[]cdx.BOMReference{"x"}
+		},
+		"tiny confidence": func(b *cdx.BOM) { (*(*b.Components)[0].Evidence.Identity.Identities)[0].Confidence = &tiny },
+		"huge confidence": func(b *cdx.BOM) { (*(*b.Components)[0].Evidence.Identity.Identities)[0].Confidence = &huge },
+		"NaN confidence":  func(b *cdx.BOM) { (*(*b.Components)[0].Evidence.Identity.Identities)[0].Confidence = &nan },
+		"occurrence line": func(b *cdx.BOM) { (*(*b.Components)[0].Evidence.Occurrences)[0].Line = &line },
+		"callstack":       func(b *cdx.BOM) { (*b.Components)[0].Evidence.Callstack = &cdx.Callstack{} },
+		"provides":        func(b *cdx.BOM) { (*b.Dependencies)[0].Provides = &[]string{"x"} },
+		"old spec":        func(b *cdx.BOM) { b.SpecVersion = cdx.SpecVersion1_1 },
+	} {
+		bom := base()
+		change(bom)
+		if _, ok := appendBOM(nil, bom); ok {
+			t.Errorf("%s: appendBOM wrote a BOM it does not cover", name)
+		}
+		want, wantErr := cdxEncode(t, bom)
+		got, err := encode(make([]byte, 0, 64), bom)
+		if (err != nil) != (wantErr != nil) || err == nil && !bytes.Equal(got, want) {
+			t.Errorf("%s: encode = %q, %v; want %q, %v", name, got, err, want, wantErr)
+		}
+	}
+	// Empty and nil lists, and confidences in plain notation, are written
+	// as cyclonedx-go writes them.
+	bom := base()
+	empty := []cdx.Property{}
+	bom.Metadata.Component.Properties = &empty
+	var none []string
+	(*bom.Dependencies)[0].Dependencies = &none
+	odd := float32(0.123456)
+	(*(*bom.Components)[0].Evidence.Identity.Identities)[0].Confidence = &odd
+	checkFastEncode(t, "empty lists", bom)
+}
+
+// TestPlainJSON checks the byte table against encoding/json, both modes.
+func TestPlainJSON(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		s := "ab" + string([]byte{byte(c)}) + "cd"
+		for _, html := range []bool{false, true} {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(html)
+			if err := enc.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			plain := buf.String() == `"`+s+`"`+"\n"
+			if plainJSON(s, html) != plain {
+				t.Errorf("byte %#x html=%v: plainJSON %v, encoding/json copies it: %v", c, html, !plain, plain)
+			}
+			if got := string(appendStr(nil, s, html)); got != strings.TrimSuffix(buf.String(), "\n") {
+				t.Errorf("byte %#x html=%v: appendStr %q, want %q", c, html, got, buf.String())
+			}
+		}
+	}
 }
 
 // TestEncodeRoundTrip: every BOM of the test inputs (with strings that
@@ -116,7 +318,7 @@ func decodeEncode(t testing.TB, b []byte) []byte {
 	if err := cdx.NewBOMDecoder(bytes.NewReader(b), cdx.BOMFileFormatJSON).Decode(&bom); err != nil {
 		t.Fatalf("decode: %v\n%s", err, b)
 	}
-	out, err := encode(&bom)
+	out, err := encode(nil, &bom)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +383,9 @@ func TestRendererReuse(t *testing.T) {
 }
 
 // FuzzEncode puts a fuzzed string into every field of the fixtures that
-// reaches a BOM, and checks the BOMs as TestEncodeRoundTrip does.
+// reaches a BOM (and into the tool's version), checks the BOMs as
+// TestEncodeRoundTrip does, and that appendBOM writes them, full and
+// shrunk, as cyclonedx-go's encoder does.
 func FuzzEncode(f *testing.F) {
 	for _, s := range nasty {
 		f.Add(s)
@@ -194,6 +398,21 @@ func FuzzEncode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, in := range nastyInputs(s) {
 			checkRoundTrip(t, r, v, in)
+			ev, err := schemas.NewObserved("bomstream://dev/collector", eventTime, in)
+			if err != nil {
+				continue
+			}
+			for _, shrunk := range []bool{false, true} {
+				if bom := buildBOM(t, r, ev, shrunk); bom != nil {
+					bom.Metadata.Tools = toolsAt(s)
+					checkFastEncode(t, in.Workload.String(), bom)
+				}
+			}
 		}
 	})
+}
+
+// toolsAt is the metadata.tools of a Renderer at version.
+func toolsAt(version string) *cdx.ToolsChoice {
+	return &cdx.ToolsChoice{Components: &[]cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: version, BOMRef: "tool:" + toolName}}}
 }

@@ -1,15 +1,14 @@
 package transformer
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 )
 
-// evidenceParts is one component's evidence, allocated at once: the
-// pointers of e point into it.
+// evidenceParts is what the pointers of one component's evidence point
+// to (see componentParts).
 type evidenceParts struct {
 	e        cdx.Evidence
 	choice   cdx.EvidenceIdentityChoice
@@ -21,15 +20,17 @@ type evidenceParts struct {
 	occ      []cdx.EvidenceOccurrence
 }
 
-// evidence turns proofs into CycloneDX 1.6 component evidence: one identity
-// for the name (every method that named it, the strongest first), one for
-// the version, and the locators as occurrences, sorted. A shrunk BOM lists
-// at most evidenceCap methods and occurrences. It sorts ps.
-func (b *bomBuilder) evidence(ps proofs, conf string, v versionClaim) *cdx.Evidence {
+// evidence turns proofs into CycloneDX 1.6 component evidence, in x: one
+// identity for the name (every method that named it, the strongest
+// first), one for the version, and the locators as occurrences, sorted. A
+// shrunk BOM lists at most evidenceCap methods and occurrences. It sorts
+// ps.
+func (b *bomBuilder) evidence(x *evidenceParts, ps proofs, conf string, v versionClaim) *cdx.Evidence {
 	if len(ps) == 0 {
 		return nil
 	}
-	x := &evidenceParts{methods: b.identityMethods(ps), occ: occurrences(ps)}
+	x.occ = occurrences(x.occ[:0], ps)
+	x.methods = b.identityMethods(x.methods[:0], ps)
 	if c := b.evidenceCap; c > 0 {
 		x.methods, x.occ = x.methods[:min(len(x.methods), c)], x.occ[:min(len(x.occ), c)]
 	}
@@ -44,53 +45,82 @@ func (b *bomBuilder) evidence(ps proofs, conf string, v versionClaim) *cdx.Evide
 		}
 		x.ids = x.idArr[:2]
 	}
-	x.choice.Identities = &x.ids
-	x.e.Identity = &x.choice
+	x.choice = cdx.EvidenceIdentityChoice{Identities: &x.ids}
+	x.e = cdx.Evidence{Identity: &x.choice}
 	if len(x.occ) > 0 {
 		x.e.Occurrences = &x.occ
 	}
 	return &x.e
 }
 
-// identityMethods are the values of ps, strongest first, then in value
-// order; a value seen at two confidences keeps the strongest. It sorts ps
-// by value.
-func (b *bomBuilder) identityMethods(ps proofs) []cdx.EvidenceIdentityMethod {
+// identityMethods appends to methods the values of ps, strongest first,
+// then in value order; a value seen at two confidences keeps the
+// strongest. It sorts ps by confidence, strongest first, then value.
+func (b *bomBuilder) identityMethods(methods []cdx.EvidenceIdentityMethod, ps proofs) []cdx.EvidenceIdentityMethod {
 	slices.SortFunc(ps, func(x, y proof) int {
-		return cmp.Or(strings.Compare(x.value, y.value), confRank(y.conf)-confRank(x.conf))
-	})
-	var strongest []int // the first, strongest, proof of each value
-	for i := range ps {
-		if i == 0 || ps[i].value != ps[i-1].value {
-			strongest = append(strongest, i)
+		if c := confRank(y.conf) - confRank(x.conf); c != 0 {
+			return c
 		}
-	}
-	slices.SortFunc(strongest, func(i, j int) int {
-		return cmp.Or(confRank(ps[j].conf)-confRank(ps[i].conf), strings.Compare(ps[i].value, ps[j].value))
+		return strings.Compare(x.value, y.value)
 	})
-	methods := make([]cdx.EvidenceIdentityMethod, len(strongest))
-	for k, i := range strongest {
-		methods[k] = cdx.EvidenceIdentityMethod{Technique: technique, Confidence: b.score(ps[i].conf), Value: ps[i].value}
+	bounds, n := confGroups(ps)
+	methods = slices.Grow(methods, len(ps))
+	for g := 0; g < n; g++ {
+		group := ps[bounds[g]:bounds[g+1]]
+		for i := range group {
+			v := group[i].value
+			if i > 0 && v == group[i-1].value || inGroups(ps, bounds[:g+1], v) {
+				continue
+			}
+			methods = append(methods, cdx.EvidenceIdentityMethod{Technique: technique, Confidence: b.score(group[i].conf), Value: v})
+		}
 	}
 	return methods
 }
 
-// occurrences are the locators of ps, sorted and without repeats.
-func occurrences(ps proofs) []cdx.EvidenceOccurrence {
-	locs := make([]string, 0, len(ps))
-	for _, p := range ps {
-		if p.locator != "" {
-			locs = append(locs, p.locator)
+// confGroups splits ps, sorted by confidence (strongest first) then value,
+// into its runs of one confidence, at most four (see confRank): run g is
+// ps[bounds[g]:bounds[g+1]].
+func confGroups(ps proofs) (bounds [5]int, n int) {
+	for i := range ps {
+		if i == 0 || confRank(ps[i].conf) != confRank(ps[i-1].conf) {
+			bounds[n] = i
+			n++
 		}
 	}
-	if len(locs) == 0 {
-		return nil
+	bounds[n] = len(ps)
+	return bounds, n
+}
+
+// inGroups reports whether value is in one of the runs of ps that bounds
+// delimits (see confGroups), each sorted by value.
+func inGroups(ps proofs, bounds []int, value string) bool {
+	for g := 0; g+1 < len(bounds); g++ {
+		if _, ok := slices.BinarySearchFunc(ps[bounds[g]:bounds[g+1]], value, proofValueCmp); ok {
+			return true
+		}
 	}
-	slices.Sort(locs)
-	locs = slices.Compact(locs)
-	occ := make([]cdx.EvidenceOccurrence, len(locs))
-	for i, l := range locs {
-		occ[i].Location = l
+	return false
+}
+
+// proofValueCmp compares the value of p with v.
+func proofValueCmp(p proof, v string) int { return strings.Compare(p.value, v) }
+
+// occurrences appends to occ the locators of ps, sorted and without
+// repeats. It sorts ps by locator.
+func occurrences(occ []cdx.EvidenceOccurrence, ps proofs) []cdx.EvidenceOccurrence {
+	slices.SortFunc(ps, func(x, y proof) int { return strings.Compare(x.locator, y.locator) })
+	n := 0
+	for i := range ps {
+		if ps[i].locator != "" && (i == 0 || ps[i].locator != ps[i-1].locator) {
+			n++
+		}
+	}
+	occ = slices.Grow(occ, n)
+	for i := range ps {
+		if ps[i].locator != "" && (i == 0 || ps[i].locator != ps[i-1].locator) {
+			occ = append(occ, cdx.EvidenceOccurrence{Location: ps[i].locator})
+		}
 	}
 	return occ
 }
@@ -108,14 +138,18 @@ func (b *bomBuilder) score(conf string) *float32 {
 }
 
 // sortProps orders properties by name then value, and drops exact
-// duplicates; nil when there are none.
-func sortProps(ps []cdx.Property) *[]cdx.Property {
+// duplicates; it stores them in *dst, which it returns, nil when there are
+// none.
+func sortProps(dst *[]cdx.Property, ps []cdx.Property) *[]cdx.Property {
 	if len(ps) == 0 {
 		return nil
 	}
 	slices.SortFunc(ps, func(a, b cdx.Property) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Value, b.Value))
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Value, b.Value)
 	})
-	ps = slices.Compact(ps)
-	return &ps
+	*dst = slices.Compact(ps)
+	return dst
 }

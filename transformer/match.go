@@ -20,6 +20,7 @@ type parsedImage struct {
 	tagVariant string
 	tagHow     string // "tag " + img.Tag
 	purl       string // img.PURL("")
+	ref        string // its container's bom-ref: "container:" + str
 	info       *imageInfo
 }
 
@@ -36,6 +37,7 @@ func (r *rules) parseImage(ref string) *parsedImage {
 	p.img, p.ok = img, true
 	p.name = img.Name()
 	p.str = img.String()
+	p.ref = "container:" + p.str
 	p.tagVersion, p.tagVariant = ParseVersion(img.Tag)
 	p.tagHow = "tag " + img.Tag
 	p.purl = img.PURL("")
@@ -145,12 +147,18 @@ var noInv = &invInfo{}
 
 // head returns what the rules say of an invocation head: of a command,
 // or of the args given to an image's entrypoint (argsOnly).
-func (r *rules) head(head string, argsOnly bool) *invInfo {
+func (r *rules) head(head []byte, argsOnly bool) *invInfo {
 	if argsOnly {
-		return r.memo.argsOnly.get(head, func(h string) *invInfo { return r.matchHead(h, true) })
+		return r.memo.argsOnly.getBytes(head, r.matchArgsHead)
 	}
-	return r.memo.commands.get(head, func(h string) *invInfo { return r.matchHead(h, false) })
+	return r.memo.commands.getBytes(head, r.matchCommandHead)
 }
+
+// matchCommandHead is matchHead of a command.
+func (r *rules) matchCommandHead(head string) *invInfo { return r.matchHead(head, false) }
+
+// matchArgsHead is matchHead of the args given to an entrypoint.
+func (r *rules) matchArgsHead(head string) *invInfo { return r.matchHead(head, true) }
 
 // matchHead matches an invocation head against the launch patterns (the
 // first of each runtime that matches), the client commands and the
@@ -230,4 +238,4 @@ func (r *rules) shell(src string) *shellScript { return r.memo.shells.get(src, p
 // model classifies a model value (ignored, id, kind and key); hf says the
 // value can only be a Hugging Face id. Not memoized: three ignore patterns
 // and string tests, 1-3% of a render.
-func (r *rules) model(v string, hf bool) *modelInfo { return r.classify(v, hf) }
+func (r *rules) model(v string, hf bool) modelInfo { return r.classify(v, hf) }

@@ -1,9 +1,6 @@
 package transformer
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // memo remembers the values of a pure function of a string, so that a
 // Renderer matches the rules' regexes against an image, a command head or
@@ -12,8 +9,8 @@ import (
 // longer than maxLen, values are computed and not stored. It is safe for
 // concurrent use.
 type memo[V any] struct {
-	m      sync.Map // string -> V
-	n      atomic.Int64
+	mu     sync.RWMutex
+	m      map[string]V
 	maxLen int
 }
 
@@ -22,24 +19,55 @@ const memoEntries = 4096
 
 // get returns f(k), remembered when k was seen before.
 func (c *memo[V]) get(k string, f func(string) V) V {
-	if v, ok := c.m.Load(k); ok {
-		return v.(V)
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return v
 	}
-	v := f(k)
-	if len(k) <= c.maxLen && c.n.Load() < memoEntries {
-		c.n.Add(1)
-		c.m.Store(k, v)
+	return c.store(k, f(k))
+}
+
+// getBytes is get of the key held in k: it makes no string of a key seen
+// before.
+func (c *memo[V]) getBytes(k []byte, f func(string) V) V {
+	c.mu.RLock()
+	v, ok := c.m[string(k)]
+	c.mu.RUnlock()
+	if ok {
+		return v
 	}
+	s := string(k)
+	return c.store(s, f(s))
+}
+
+// store remembers v as the value of k, unless k is too long or the memo
+// is full, and returns v.
+func (c *memo[V]) store(k string, v V) V {
+	if len(k) > c.maxLen {
+		return v
+	}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[string]V)
+	}
+	if len(c.m) < memoEntries {
+		c.m[k] = v
+	}
+	c.mu.Unlock()
 	return v
 }
 
-// matchMemo holds the memos of one Renderer's rules.
+// matchMemo holds the memos of one Renderer: what its rules say of
+// strings, and the purls of model ids.
 type matchMemo struct {
-	images   memo[*parsedImage] // image reference -> parsed and matched
-	commands memo[*invInfo]     // command head -> what the rules say of it
-	argsOnly memo[*invInfo]     // head of args given to an entrypoint
-	words    memo[*wordInfo]
-	shells   memo[*shellScript] // script -> its commands
+	images    memo[*parsedImage] // image reference -> parsed and matched
+	commands  memo[*invInfo]     // command head -> what the rules say of it
+	argsOnly  memo[*invInfo]     // head of args given to an entrypoint
+	words     memo[*wordInfo]
+	shells    memo[*shellScript] // script -> its commands
+	purls     memo[string]       // len(id):id rev -> Hugging Face purl
+	clientEnv memo[bool]         // env name -> it marks a client
 }
 
 // newMatchMemo makes empty memos. Long keys (a 1 MiB script, a huge word)
@@ -51,5 +79,7 @@ func newMatchMemo() *matchMemo {
 	m.argsOnly.maxLen = 2048
 	m.words.maxLen = 256
 	m.shells.maxLen = 4096
+	m.purls.maxLen = 512
+	m.clientEnv.maxLen = 256
 	return m
 }

@@ -3,17 +3,21 @@ package transformer
 import (
 	"slices"
 	"sort"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // merge folds one component's hits into the workload's; each hit takes the
-// component's roles.
+// component's roles. The first hit of a runtime becomes the workload's
+// (nothing reads a component's hits once they are merged).
 func (d *detection) merge(cd *compDetect) {
 	for _, h := range cd.hits {
 		name := h.rule.Name
 		g, ok := d.runtimes.get(name)
 		if !ok {
-			g = &runtimeHit{rule: h.rule, conf: h.conf}
-			d.runtimes.put(name, g)
+			d.runtimes.put(name, h)
+			h.roles.addAll(cd.roles)
+			continue
 		}
 		g.conf = stronger(g.conf, h.conf)
 		g.versions = append(g.versions, h.versions...)
@@ -21,43 +25,36 @@ func (d *detection) merge(cd *compDetect) {
 		for _, b := range h.backends {
 			g.backends = strengthen(g.backends, b.name, b.conf)
 		}
-		for _, w := range h.wrappedBy.list() {
-			g.wrappedBy.add(w)
-		}
-		for _, role := range cd.roles {
-			g.roles.add(role)
-		}
-		for _, m := range h.models.list() {
-			g.models.add(m)
-		}
+		g.wrappedBy.addAll(&h.wrappedBy)
+		g.roles.addAll(cd.roles)
+		g.models.addAll(&h.models)
 		g.settings = append(g.settings, h.settings...)
 	}
 }
 
-// spreadRoles gives the models and images of each component the roles of
-// that component, and the workload's models every role.
-func (d *detection) spreadRoles(wl *compDetect, comps []compDetect) {
+// spreadRoles gives the models and images of each component (cs[i] read
+// into comps[i]) the roles of that component, once they are final, and
+// the workload's models every role.
+func (r *rules) spreadRoles(d *detection, wl *compDetect, comps []compDetect, cs []schemas.Component) {
 	for _, key := range wl.models.list() {
 		if m, ok := d.models.get(key); ok {
-			for _, role := range d.roles {
-				m.roles.add(role)
-			}
+			m.roles.addAll(d.roles)
 		}
 	}
 	for ci := range comps {
 		cd := &comps[ci]
-		for _, key := range cd.images.list() {
-			if ch, ok := d.containers.get(key); ok {
-				for _, role := range cd.roles {
-					ch.roles.add(role)
-				}
+		for k := range cs[ci].Containers {
+			ct := &cs[ci].Containers[k]
+			if ct.Image == "" {
+				continue
+			}
+			if ch, ok := d.containers.get(imageKey(ct.Image, r.image(ct.Image))); ok {
+				ch.roles.addAll(cd.roles)
 			}
 		}
 		for _, key := range cd.models.list() {
 			if m, ok := d.models.get(key); ok {
-				for _, role := range cd.roles {
-					m.roles.add(role)
-				}
+				m.roles.addAll(cd.roles)
 			}
 		}
 	}
@@ -66,10 +63,11 @@ func (d *detection) spreadRoles(wl *compDetect, comps []compDetect) {
 // unusedModels records the models no runtime uses: the workload depends on
 // them.
 func (d *detection) unusedModels() {
-	for _, key := range d.models.keys {
+	for _, me := range d.models.entries {
+		key := me.key
 		used := false
-		for _, h := range d.runtimes.items {
-			if h.models.has(key) {
+		for _, re := range d.runtimes.entries {
+			if re.item.models.has(key) {
 				used = true
 				break
 			}
@@ -102,8 +100,8 @@ func (h *runtimeHit) bestVersion() (versionClaim, []string) {
 
 // strongModel reports whether some model of d stands alone.
 func (d *detection) strongModel() bool {
-	for _, m := range d.models.items {
-		if m.strong {
+	for _, e := range d.models.entries {
+		if e.item.strong {
 			return true
 		}
 	}

@@ -47,9 +47,14 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 		return v, locUnresolved, ""
 	}
 	v = withoutUserinfo(v)
-	lower := strings.ToLower(v)
+	// lower is compared with lower-case prefixes, its ASCII letters
+	// folded: it is strings.ToLower(v) but for them.
+	lower := v
+	if !isASCII(v) {
+		lower = strings.ToLower(v)
+	}
 	for _, p := range []string{"hf://", "huggingface://", "https://huggingface.co/", "http://huggingface.co/", "huggingface.co/"} {
-		if strings.HasPrefix(lower, p) {
+		if foldedHasPrefix(lower, p) {
 			rest := strings.TrimSuffix(v[len(p):], ".git")
 			parts := strings.SplitN(rest, "/", 3)
 			if len(parts) >= 2 && strings.HasSuffix(p, "://") {
@@ -68,7 +73,7 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 		}
 	}
 	for _, u := range uriKinds {
-		if strings.HasPrefix(lower, u.prefix) {
+		if foldedHasPrefix(lower, u.prefix) {
 			return withoutUserinfo(v), u.kind, ""
 		}
 	}
@@ -90,6 +95,39 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 	return v, locName, ""
 }
 
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// foldedIs reports whether s, its ASCII letters lower-cased, is lower.
+func foldedIs(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// foldedHasPrefix reports whether s, its ASCII letters lower-cased, starts
+// with prefix.
+func foldedHasPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && foldedIs(s[:len(prefix)], prefix)
+}
+
 // hfPart: a Hugging Face org or repo name: [A-Za-z0-9] then [A-Za-z0-9._-], at
 // most 96 bytes, no "..".
 func hfPart(s string) bool {
@@ -108,22 +146,49 @@ func hfPart(s string) bool {
 
 // modelInfo is what the rules make of a model value.
 type modelInfo struct {
-	ignored            bool
-	id, kind, key, rev string
+	ignored       bool
+	id, kind, rev string
 }
 
 // classify is what the rules make of a model value: ignored, or its id,
-// location kind, key and pinned revision.
-func (r *rules) classify(v string, hf bool) *modelInfo {
+// location kind and pinned revision.
+func (r *rules) classify(v string, hf bool) modelInfo {
 	if r.ignoredModel(v) {
-		return &modelInfo{ignored: true}
+		return modelInfo{ignored: true}
 	}
 	id, kind, rev := classifyModel(v, hf)
-	key := kind + ":" + id
-	if kind == locHF {
-		key = kind + ":" + strings.ToLower(id)
+	return modelInfo{id: id, kind: kind, rev: rev}
+}
+
+// modelRefPrefix starts the bom-ref of a model: "model:" and its key.
+const modelRefPrefix = "model:"
+
+// modelRefOf is the bom-ref of the model id of location kind kind:
+// modelRefPrefix, then its key "kind:id", the id lower-cased for a
+// Hugging Face id (which is case-insensitive). The key is
+// ref[len(modelRefPrefix):].
+func modelRefOf(kind, id string) string {
+	if kind != locHF {
+		return modelRefPrefix + kind + ":" + id
 	}
-	return &modelInfo{id: id, kind: kind, key: key, rev: rev}
+	var b strings.Builder
+	b.Grow(len(modelRefPrefix) + len(kind) + 1 + len(id))
+	b.WriteString(modelRefPrefix)
+	b.WriteString(kind)
+	b.WriteByte(':')
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c >= 0x80 {
+			// Not ASCII (no Hugging Face id is): as strings.ToLower does.
+			b.WriteString(strings.ToLower(id[i:]))
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // addModel records a model claim of the component cd.
@@ -132,21 +197,22 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 	if mi.ignored {
 		return
 	}
-	id, kind, key := mi.id, mi.kind, mi.key
-	if m.conf == confDeclared && kind == locUnresolved {
-		m.conf = confUnresolved
-	}
+	id, kind := mi.id, mi.kind
 	switch m.how {
 	case "image":
 		kind = locNIMImage
-		key = kind + ":" + id
 	case "image name":
 		kind = locImage
-		key = kind + ":" + id
+	}
+	ref := modelRefOf(kind, id)
+	key := ref[len(modelRefPrefix):]
+	if m.conf == confDeclared && kind == locUnresolved {
+		m.conf = confUnresolved
 	}
 	mh, ok := d.models.get(key)
 	if !ok {
-		mh = &modelHit{key: key, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
+		mh = &modelHit{key: key, ref: ref, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
+		mh.proofs = mh.proofRoom[:0]
 		if kind == "oci" {
 			if img, err := ParseImage(id[len("oci://"):]); err == nil {
 				mh.oci = &img

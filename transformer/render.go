@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
-	"github.com/google/uuid"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -62,11 +62,17 @@ func (c Config) Validate() error {
 
 // Renderer turns WorkloadChange events into CycloneDX 1.6 BOMs. Its rules are
 // compiled once; its only mutable state is the memos of what the rules said
-// of strings seen before, which never change an answer. It is safe for
+// of strings seen before, which never change an answer, and the pool of the
+// working memory renders leave to the next ones (state.go). It is safe for
 // concurrent use.
 type Renderer struct {
 	cfg   Config
 	rules *rules
+	// states holds the *renderState of renders done, for the next ones.
+	states sync.Pool
+	// tools is the metadata.tools of every BOM: this tool at cfg.Version.
+	// BOMs point to it, and nothing writes through them.
+	tools *cdx.ToolsChoice
 }
 
 // NewRenderer validates cfg and compiles the rules.
@@ -82,7 +88,8 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new renderer: rules: %w", err)
 	}
-	return &Renderer{cfg: cfg, rules: r}, nil
+	tool := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: cfg.Version, BOMRef: "tool:" + toolName}}
+	return &Renderer{cfg: cfg, rules: r, tools: &cdx.ToolsChoice{Components: &tool}}, nil
 }
 
 // Skip reasons.
@@ -107,8 +114,10 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 	if err != nil || d == nil {
 		return res, err
 	}
-	b := newBOMBuilder(r.cfg, bi, d)
-	out, err := encode(b.build())
+	st := r.state()
+	defer r.release(st)
+	b := st.builder(r, bi, d)
+	out, err := b.encode()
 	if err != nil {
 		return res, fmt.Errorf("render %s: encode: %w", res.Workload, err)
 	}
@@ -117,7 +126,7 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 			return res, fmt.Errorf("render %s: %w", res.Workload, err)
 		}
 	}
-	res.BOM = out
+	res.BOM = bytes.Clone(out)
 	res.BomHash = schemas.BomHash(res.BOM)
 	res.Summary = b.summary()
 	return res, nil
@@ -177,18 +186,18 @@ func (b *bomBuilder) shrink(size, limit int) ([]byte, error) {
 	b.evidenceCap = evidenceShrunk
 	evidence := fmt.Sprintf("evidence: at most %d methods and locations listed per component, the BOM would be %d bytes, more than %d", evidenceShrunk, size, limit)
 	b.notes = []string{evidence}
-	out, err := encode(b.build())
+	out, err := b.encode()
 	if err != nil || len(out) <= limit {
 		return out, err
 	}
 	all := b.d.models.len()
 	try := func(k int) ([]byte, error) {
 		b.listed = make(map[string]bool, k)
-		for _, key := range b.d.models.keys[:k] {
-			b.listed[key] = true
+		for _, e := range b.d.models.entries[:k] {
+			b.listed[e.key] = true
 		}
 		b.notes = []string{evidence, fmt.Sprintf("models: %d of %d listed, the first found", k, all)}
-		return encode(b.build())
+		return b.encode()
 	}
 	if out, err = try(0); err != nil {
 		return nil, err
@@ -212,23 +221,4 @@ func (b *bomBuilder) shrink(size, limit int) ([]byte, error) {
 	return try(lo)
 }
 
-// encode writes bom with cyclonedx-go's JSON encoder: compact, without
-// HTML escaping, with a trailing newline. These are the bytes BomHash
-// hashes.
-func encode(bom *cdx.BOM) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON)
-	enc.SetPretty(false).SetEscapeHTML(false)
-	if err := enc.Encode(bom); err != nil {
-		return nil, fmt.Errorf("cyclonedx json: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
 var errNoInputs = errors.New("observed event without inputs")
-
-// serialNumber is the urn:uuid of the version 5 (SHA-1) UUID, in the URL
-// namespace, of "bomstream:<inputHash>:<version>".
-func serialNumber(inputHash, version string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("bomstream:"+inputHash+":"+version)).URN()
-}

@@ -12,6 +12,9 @@ import (
 // every render.
 type shellScript struct {
 	cmds [][]shellWord
+	// fixed holds the commands' words when the script reads no parameter:
+	// they are the same on every render.
+	fixed [][]string
 }
 
 // shellWord is one word: literal text and parameter expansions.
@@ -56,7 +59,24 @@ func parseShell(src string) *shellScript {
 		}
 		return true
 	})
+	if !s.readsParams() {
+		s.fixed = s.expandWords(nil)
+	}
 	return s
+}
+
+// readsParams reports whether some word of the script reads a parameter.
+func (s *shellScript) readsParams() bool {
+	for _, cmd := range s.cmds {
+		for _, w := range cmd {
+			for _, p := range w {
+				if p.param {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // convertWord reads one word of a parsed script: its literal parts and
@@ -149,8 +169,18 @@ func sourceOf(n syntax.Node, src string) string {
 
 // expand returns the script's commands as words, with parameters replaced by
 // their env values: $name when set, ${name} when set and not empty,
-// ${name:-def} else def; an unknown parameter stays as written.
+// ${name:-def} else def; an unknown parameter stays as written. The words
+// of a script that reads no parameter are shared: callers must not modify
+// them.
 func (s *shellScript) expand(env map[string]string) [][]string {
+	if s.fixed != nil {
+		return s.fixed
+	}
+	return s.expandWords(env)
+}
+
+// expandWords is expand, making new words.
+func (s *shellScript) expandWords(env map[string]string) [][]string {
 	if len(s.cmds) == 0 {
 		return nil
 	}
