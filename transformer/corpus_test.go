@@ -75,19 +75,33 @@ func renderTree(t *testing.T, root string) []rendered {
 	return out
 }
 
-// checkGoldens validates every BOM and compares it, indented, with
-// testdata/golden/<prefix><rel>--<kind>-<name>.cdx.json (-update rewrites).
-func checkGoldens(t *testing.T, prefix string, rs []rendered) {
+// validateBOMs validates every BOM against the CycloneDX schema.
+func validateBOMs(t *testing.T, rs []rendered) {
 	t.Helper()
 	v := bomValidator(t)
 	for _, x := range rs {
 		if x.res.BOM == nil {
 			continue
 		}
-		w := x.inputs.Workload
 		if err := v.ValidateBOM(x.res.BOM); err != nil {
+			w := x.inputs.Workload
 			t.Errorf("%s %s/%s: %v", x.rel, w.Kind, w.Name, err)
 		}
+	}
+}
+
+// checkGoldens validates every BOM and compares it, indented, with
+// testdata/golden/<prefix><rel>--<kind>-<name>.cdx.json (-update rewrites).
+// Goldens come from the project's own manifests only, so that a plain
+// clone regenerates every one of them.
+func checkGoldens(t *testing.T, prefix string, rs []rendered) {
+	t.Helper()
+	validateBOMs(t, rs)
+	for _, x := range rs {
+		if x.res.BOM == nil {
+			continue
+		}
+		w := x.inputs.Workload
 		var pretty bytes.Buffer
 		if err := json.Indent(&pretty, x.res.BOM, "", "  "); err != nil {
 			t.Fatal(err)
@@ -203,7 +217,10 @@ var indexRows = []indexRow{
 func TestCorpusUpstream(t *testing.T) {
 	root := manifesttest.Corpus(t)
 	out := renderTree(t, root)
-	checkGoldens(t, "upstream/", out)
+	// The upstream corpus is read in place and not committed: its BOMs are
+	// held to INDEX.md below and to the schema, not to goldens a clone
+	// without it could not regenerate.
+	validateBOMs(t, out)
 
 	byFile := map[string][]rendered{}
 	for _, x := range out {

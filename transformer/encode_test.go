@@ -120,8 +120,8 @@ func testInputs(t *testing.T) []*schemas.Inputs {
 	return ins
 }
 
-// TestEncodeGoldens: the BOM of every golden (the own manifests and, when
-// it is here, the upstream corpus) encodes to the same bytes with
+// TestEncodeGoldens: the BOM of every golden (the own manifests), and of
+// the upstream corpus when it is here, encodes to the same bytes with
 // appendBOM and with cyclonedx-go's encoder, and Render wrote those bytes;
 // so do the BOMs shrunk to a limit.
 func TestEncodeGoldens(t *testing.T) {
@@ -143,6 +143,9 @@ func TestEncodeGoldens(t *testing.T) {
 			}
 			checkFastEncode(t, name+" shrunk", buildBOM(t, r, ev, true))
 			n++
+		}
+		if prefix != "manifests" {
+			continue // no goldens: the upstream corpus is not committed
 		}
 		goldens := 0
 		err := filepath.WalkDir(filepath.Join("testdata", "golden", prefix), func(p string, de os.DirEntry, err error) error {
