@@ -47,6 +47,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run .ci/sizes.go .
 
 fuzz:
 	$(FUZZ) -fuzz '^FuzzParseImage$$' ./transformer/
