@@ -41,7 +41,9 @@ func (r *rules) parseImage(ref string) *parsedImage {
 	p.tagVersion, p.tagVariant = ParseVersion(img.Tag)
 	p.tagHow = "tag " + img.Tag
 	p.purl = img.PURL("")
-	p.info = r.imageInfo(p.name)
+	// Every tag of a repository (10,000 builds of one engine) shares its
+	// name's matches: the image rules read the name only.
+	p.info = r.memo.names.get(p.name, r.imageInfo)
 	return p
 }
 

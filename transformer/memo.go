@@ -62,6 +62,7 @@ func (c *memo[V]) store(k string, v V) V {
 // strings, and the purls of model ids.
 type matchMemo struct {
 	images    memo[*parsedImage] // image reference -> parsed and matched
+	names     memo[*imageInfo]   // image name (no tag, no digest) -> what the rules say of it
 	commands  memo[*invInfo]     // command head -> what the rules say of it
 	argsOnly  memo[*invInfo]     // head of args given to an entrypoint
 	words     memo[*wordInfo]
@@ -75,6 +76,7 @@ type matchMemo struct {
 func newMatchMemo() *matchMemo {
 	m := &matchMemo{}
 	m.images.maxLen = 512
+	m.names.maxLen = 512
 	m.commands.maxLen = 2048 // a head is about 1 KiB past its program
 	m.argsOnly.maxLen = 2048
 	m.words.maxLen = 256
