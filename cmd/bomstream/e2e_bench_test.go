@@ -26,34 +26,46 @@ import (
 //	render-cpu-us/workload
 //	ratio                workloads/s over render-workloads/s
 //
+// BOMSTREAM_BENCH_COMPARE names another bomstream binary (an earlier
+// build) to time in the same rounds, interleaved: its figures come with the
+// prefix "compare-".
+//
 // Goal (issue "One message type ... 3,500 workloads/s end to end"):
 // >= 3,500 workloads/s and <= 450 µs of CPU per workload for run --once.
 func BenchmarkRunOnce(b *testing.B) {
 	n := benchEnvInt(b, "BOMSTREAM_BENCH_E2E_N", 10000)
 	rounds := benchEnvInt(b, "BOMSTREAM_BENCH_ROUNDS", 3)
-	bin := bomstreamBinary(b)
+	bins := map[string]string{"": bomstreamBinary(b)}
+	if other := os.Getenv("BOMSTREAM_BENCH_COMPARE"); other != "" {
+		bins["compare-"] = other // another build, timed in the same rounds
+	}
 	tree := filepath.Join(benchTempDir(b), "manifests")
 	writeSynthetic(b, tree, n)
 	b.StopTimer()
-	var rate, cpu, rrate, rcpu, ratio []float64
+	// Nothing is deleted before the end: freshly freed inodes make the file
+	// system slow to create the next ones, which would tax later rounds.
+	figures := map[string][]float64{}
+	add := func(name string, v float64) { figures[name] = append(figures[name], v) }
 	for range b.N * rounds {
-		dir := benchTempDir(b)
-		wall, used := timeProcess(b, bin, "run", "--manifests", tree, "--once",
-			"--data-dir", filepath.Join(dir, "data"), "--sink-dir", filepath.Join(dir, "boms"))
-		if got := countFiles(b, filepath.Join(dir, "boms"), "latest.cdx.json"); got != n {
-			b.Fatalf("run --once exported %d latest BOMs, want %d", got, n)
+		for prefix, bin := range bins {
+			dir := benchTempDir(b)
+			wall, used := timeProcess(b, bin, "run", "--manifests", tree, "--once",
+				"--data-dir", filepath.Join(dir, "data"), "--sink-dir", filepath.Join(dir, "boms"))
+			if got := countFiles(b, filepath.Join(dir, "boms"), "latest.cdx.json"); got != n {
+				b.Fatalf("%srun --once exported %d latest BOMs, want %d", prefix, got, n)
+			}
+			rwall, rused := timeProcess(b, bin, "render", "-f", tree, "-o", filepath.Join(dir, "rendered"))
+			rate, rrate := float64(n)/wall.Seconds(), float64(n)/rwall.Seconds()
+			add(prefix+"workloads/s", rate)
+			add(prefix+"cpu-us/workload", float64(used.Microseconds())/float64(n))
+			add(prefix+"render-workloads/s", rrate)
+			add(prefix+"render-cpu-us/workload", float64(rused.Microseconds())/float64(n))
+			add(prefix+"ratio", rate/rrate)
 		}
-		rwall, rused := timeProcess(b, bin, "render", "-f", tree, "-o", filepath.Join(dir, "rendered"))
-		rate, cpu = append(rate, float64(n)/wall.Seconds()), append(cpu, float64(used.Microseconds())/float64(n))
-		rrate, rcpu = append(rrate, float64(n)/rwall.Seconds()), append(rcpu, float64(rused.Microseconds())/float64(n))
-		ratio = append(ratio, rate[len(rate)-1]/rrate[len(rrate)-1])
-		_ = os.RemoveAll(dir)
 	}
-	b.ReportMetric(median(rate), "workloads/s")
-	b.ReportMetric(median(cpu), "cpu-us/workload")
-	b.ReportMetric(median(rrate), "render-workloads/s")
-	b.ReportMetric(median(rcpu), "render-cpu-us/workload")
-	b.ReportMetric(median(ratio), "ratio")
+	for name, xs := range figures {
+		b.ReportMetric(median(xs), name)
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
