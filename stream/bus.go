@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/schemas"
+
+	"github.com/bomstream/bomstream/stream/owner"
 )
 
 // Config chooses the embedded server or an external one and sizes the streams.
@@ -47,7 +48,7 @@ type Config struct {
 	// Replicas of every stream and ledger (1 embedded, 3 in a cluster).
 	Replicas int `json:"replicas" yaml:"replicas"`
 	// MaxAge limits how long history is kept; zero keeps it all. BOMS and
-	// DLQ age out on the server; CHANGES is trimmed by EnforceRetention,
+	// DLQ age out on the server; CHANGES is trimmed by owner.EnforceRetention,
 	// which never removes a workload's last event. MaxBytes limits BOMS and
 	// DLQ only (a size limit cannot spare the last events).
 	MaxAge   time.Duration `json:"maxAge" yaml:"maxAge"`
@@ -109,14 +110,13 @@ type Bus struct {
 
 	namesKV jetstream.KeyValue // the name index, once opened
 
-	lock      *dirLock // held while the bus owns an embedded data directory
-	ownerFile bool     // this bus wrote owner.json
-	viaOwner  bool     // connected through another process's owner.json
+	dir      *owner.Dir // held while the bus owns an embedded data directory
+	viaOwner bool       // connected through another process's owner.json
 }
 
 // Open starts or connects, then provisions the streams. With the embedded
 // server it creates the data directory when missing and owns it: a second
-// process on the same directory gets an error wrapping ErrInUse that names
+// process on the same directory gets an error wrapping owner.ErrInUse that names
 // the owner.
 func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 	return open(ctx, cfg, log, false)
@@ -125,7 +125,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger) (*Bus, error) {
 // Attach is for commands that read (history, get, dlq) or ask the owner to
 // act (replay, dlq retry). With an external server it is Open. With the
 // embedded store it never creates the data directory (an error wrapping
-// ErrNoDataDir); when another process owns the directory it connects to that
+// owner.ErrNoDataDir); when another process owns the directory it connects to that
 // process's server through the loopback address and credential of its
 // owner.json (ViaOwner is then true) and provisions nothing; otherwise it
 // opens the store itself, owning it for as long as the bus is open.
@@ -146,38 +146,37 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, 
 	if url == "" {
 		dir := cfg.dataDir()
 		if attach {
-			ok, err := dataDirExists(dir)
+			ok, err := owner.Exists(dir)
 			if err != nil {
 				return nil, fmt.Errorf("data directory: %w", err)
 			}
 			if !ok {
-				return nil, fmt.Errorf("%w at %s (give --data-dir, or run `bomstream run` there first)", ErrNoDataDir, dir)
+				return nil, fmt.Errorf("%w at %s (give --data-dir, or run `bomstream run` there first)", owner.ErrNoDataDir, dir)
 			}
 		} else if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("data directory: %w", err)
 		}
-		lock, err := lockDataDir(dir)
-		if errors.Is(err, ErrInUse) && attach {
+		d, err := owner.Claim(dir)
+		if errors.Is(err, owner.ErrInUse) && attach {
 			return attachOwner(ctx, b, dir, err)
 		}
 		if err != nil {
 			return nil, err
 		}
-		b.lock = lock
+		b.dir = d
 		srv, conn, creds, err := startEmbedded(cfg)
 		if err != nil {
-			lock.release()
+			d.Release()
 			return nil, err
 		}
 		b.srv = srv
 		opts = append(opts, nats.InProcessServer(srv))
 		opts = append(opts, conn...)
 		creds.PID, creds.Started, creds.URL = os.Getpid(), time.Now().UTC(), loopbackURL(srv)
-		if err := writeOwner(dir, creds); err != nil {
+		if err := d.Advertise(creds); err != nil {
 			b.shutdown()
 			return nil, err
 		}
-		b.ownerFile = true
 	} else {
 		ext, err := externalOptions(cfg)
 		if err != nil {
@@ -204,31 +203,13 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, 
 
 // attachOwner connects to the process that owns dir, through its
 // owner.json; inUseErr is the lock's answer, returned when no owner.json
-// appears (a process starting up writes it within moments).
+// appears.
 func attachOwner(ctx context.Context, b *Bus, dir string, inUseErr error) (*Bus, error) {
-	var o Owner
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var err error
-		if o, err = ReadOwner(dir); err == nil && o.URL != "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%w; and it advertises no address to work through", inUseErr)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	o, err := owner.Wait(ctx, dir, inUseErr)
+	if err != nil {
+		return nil, err
 	}
-	opts := []nats.Option{nats.Name("bomstream")}
-	switch {
-	case o.Token != "":
-		opts = append(opts, nats.Token(o.Token))
-	case o.User != "":
-		opts = append(opts, nats.UserInfo(o.User, o.Password))
-	}
+	opts := append([]nats.Option{nats.Name("bomstream")}, o.Options()...)
 	nc, err := nats.Connect(o.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the owner of %s (pid %d): %w", dir, o.PID, err)
@@ -300,7 +281,7 @@ func (c Config) dataDir() string {
 	return c.DataDir
 }
 
-func startEmbedded(cfg Config) (*server.Server, []nats.Option, Owner, error) {
+func startEmbedded(cfg Config) (*server.Server, []nats.Option, owner.Record, error) {
 	o := &server.Options{
 		ServerName: "bomstream",
 		JetStream:  true,
@@ -310,7 +291,7 @@ func startEmbedded(cfg Config) (*server.Server, []nats.Option, Owner, error) {
 	}
 	conn, creds, err := listenOptions(cfg, o)
 	if err != nil {
-		return nil, nil, Owner{}, err
+		return nil, nil, owner.Record{}, err
 	}
 	if cfg.Listen != "" {
 		if o.Port != server.RANDOM_PORT {
@@ -318,19 +299,19 @@ func startEmbedded(cfg Config) (*server.Server, []nats.Option, Owner, error) {
 			// try the address first, for the OS's own error at once.
 			ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, fmt.Sprint(o.Port)))
 			if err != nil {
-				return nil, nil, Owner{}, fmt.Errorf("stream.listen %s: %w", cfg.Listen, err)
+				return nil, nil, owner.Record{}, fmt.Errorf("stream.listen %s: %w", cfg.Listen, err)
 			}
 			_ = ln.Close()
 		}
 	}
 	srv, err := server.NewServer(o)
 	if err != nil {
-		return nil, nil, Owner{}, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
+		return nil, nil, owner.Record{}, fmt.Errorf("embedded nats-server in %s: %w", o.StoreDir, err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
-		return nil, nil, Owner{}, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
+		return nil, nil, owner.Record{}, fmt.Errorf("embedded nats-server in %s: not ready after 30s", o.StoreDir)
 	}
 	return srv, conn, creds, nil
 }
@@ -394,7 +375,7 @@ func (b *Bus) Provision(ctx context.Context) error {
 		if sc.Name == schemas.StreamChanges {
 			// The server would age out a workload's last event too, and with
 			// it the state deletions are computed from: CHANGES is trimmed
-			// by EnforceRetention instead, which keeps every last event.
+			// by owner.EnforceRetention instead, which keeps every last event.
 			sc.MaxAge, sc.MaxBytes = 0, 0
 		}
 		if sc.MaxBytes == 0 {
@@ -470,8 +451,8 @@ func (b *Bus) Abort() {
 		b.srv.WaitForShutdown()
 	}
 	// A dead process's lock goes with it; its owner.json stays behind.
-	b.lock.release()
-	b.lock = nil
+	b.dir.Drop()
+	b.dir = nil
 }
 
 func (b *Bus) shutdown() {
@@ -479,17 +460,8 @@ func (b *Bus) shutdown() {
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()
 	}
-	b.release()
-}
-
-// release gives the data directory up: owner.json goes, then the lock.
-func (b *Bus) release() {
-	if b.ownerFile {
-		_ = os.Remove(filepath.Join(b.cfg.dataDir(), ownerFile))
-		b.ownerFile = false
-	}
-	b.lock.release()
-	b.lock = nil
+	b.dir.Release() // owner.json goes, then the lock
+	b.dir = nil
 }
 
 // String describes the configuration for logs with every secret masked:

@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+
+	"github.com/bomstream/bomstream/stream/owner"
 )
 
 // history reads a workload's events in order, checking that each message's
@@ -312,7 +314,7 @@ func TestRetentionKeepsEveryLastEvent(t *testing.T) {
 	if _, _, err := b.PublishChange(ctx, observed(t, w3, "c:1")); err != nil {
 		t.Fatal(err)
 	}
-	n, err := b.EnforceRetention(ctx)
+	n, err := owner.EnforceRetention(ctx, b, 1500*time.Millisecond, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

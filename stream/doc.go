@@ -15,11 +15,11 @@
 // and hands out the KV buckets: the per-sink ledgers, the name index. Stages
 // use the Bus; they never start servers or create streams themselves.
 //
-// One process owns an embedded data directory (a lock file, and owner.json
-// saying how to reach its server): Attach lets a second command read through
-// the owner's server, and Serve and Call carry the control requests (a replay,
-// a dead-letter retry) that must run in the owner. KeepRetention trims
-// CHANGES to its age limit without ever removing a workload's last event.
+// One process owns an embedded data directory (package owner: a lock file,
+// and owner.json saying how to reach its server). Open claims it; Attach lets
+// a second command read through the owner's server instead, and Control
+// carries the requests (a replay, a dead-letter retry) that must run in the
+// owner.
 //
 // Writing: PublishChange appends a workload's event to CHANGES with optimistic
 // concurrency (Nats-Msg-Id "<cluster>:<uid>:<n>" and
@@ -38,7 +38,9 @@
 //
 // Subpackages: engine is the consume engine every stage runs on (ordering
 // per workload, retries, dead letters, crash recovery, replay, redrive);
-// check holds the streams, consumers and ledgers against each other; and
-// streamtest runs a real nats-server process for tests of the external, TCP
-// path.
+// owner is the data directory's owner (its lock and advertisement, control
+// requests, and the retention that trims CHANGES without ever removing a
+// workload's last event); check holds the streams, consumers and ledgers
+// against each other; and streamtest runs a real nats-server process for
+// tests of the external, TCP path.
 package stream

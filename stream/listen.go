@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/bomstream/bomstream/stream/owner"
 )
 
 // ListenAuth protects the embedded server's TCP listener (Config.Listen).
@@ -84,13 +86,13 @@ func isLoopback(host string) bool {
 
 // listenOptions sets up the embedded server's listener on o: the one
 // Config.Listen asks for, or else one on a random loopback port for other
-// bomstream commands on the same data directory (see Owner). It returns the
+// bomstream commands on the same data directory (see package owner). It returns the
 // options of the in-process connection, which authenticates like any
 // client, and the credential other local commands use (written to
 // owner.json): the token when the listener takes a token, else an internal
 // user of its own.
-func listenOptions(cfg Config, o *server.Options) ([]nats.Option, Owner, error) {
-	internal := Owner{User: "bomstream-internal", Password: randomToken()}
+func listenOptions(cfg Config, o *server.Options) ([]nats.Option, owner.Record, error) {
+	internal := owner.Record{User: "bomstream-internal", Password: randomToken()}
 	if cfg.Listen == "" {
 		o.Host, o.Port = "127.0.0.1", server.RANDOM_PORT
 		o.Users = []*server.User{{Username: internal.User, Password: internal.Password}}
@@ -99,7 +101,7 @@ func listenOptions(cfg Config, o *server.Options) ([]nats.Option, Owner, error) 
 	host, port, _ := net.SplitHostPort(cfg.Listen)
 	p, err := strconv.Atoi(port)
 	if err != nil {
-		return nil, Owner{}, fmt.Errorf("stream.listen %q: %w", cfg.Listen, err)
+		return nil, owner.Record{}, fmt.Errorf("stream.listen %q: %w", cfg.Listen, err)
 	}
 	if p == 0 {
 		p = server.RANDOM_PORT
@@ -109,26 +111,26 @@ func listenOptions(cfg Config, o *server.Options) ([]nats.Option, Owner, error) 
 	if a.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: a.TLSCert, KeyFile: a.TLSKey, CaFile: a.TLSCA, Verify: a.TLSCA != ""})
 		if err != nil {
-			return nil, Owner{}, fmt.Errorf("stream.listenAuth.tlsCert: %w", err)
+			return nil, owner.Record{}, fmt.Errorf("stream.listenAuth.tlsCert: %w", err)
 		}
 		o.TLSConfig, o.TLS, o.TLSVerify = tc, true, a.TLSCA != ""
 	}
 	token, err := readSecret("stream.listenAuth.token", a.Token, a.TokenFile)
 	if err != nil {
-		return nil, Owner{}, err
+		return nil, owner.Record{}, err
 	}
 	if token != "" {
 		o.Authorization = token
-		return []nats.Option{nats.Token(token)}, Owner{Token: token}, nil
+		return []nats.Option{nats.Token(token)}, owner.Record{Token: token}, nil
 	}
 	if !a.set() {
-		return nil, Owner{}, nil // a loopback listener without auth, as asked
+		return nil, owner.Record{}, nil // a loopback listener without auth, as asked
 	}
 	o.Users = []*server.User{{Username: internal.User, Password: internal.Password}}
 	if a.User != "" {
 		pass, err := readSecret("stream.listenAuth.password", a.Password, a.PasswordFile)
 		if err != nil {
-			return nil, Owner{}, err
+			return nil, owner.Record{}, err
 		}
 		o.Users = append(o.Users, &server.User{Username: a.User, Password: pass})
 	}

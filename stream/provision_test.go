@@ -28,7 +28,7 @@ func TestProvisionUpdatesLimitsOfExistingStreams(t *testing.T) {
 		}
 		c := s.CachedInfo().Config
 		if name == schemas.StreamChanges {
-			// CHANGES is trimmed by EnforceRetention, which keeps last events.
+			// CHANGES is trimmed by owner.EnforceRetention, which keeps last events.
 			if c.MaxAge != 0 || c.MaxBytes != -1 {
 				t.Errorf("stream %s: maxAge %s maxBytes %d: the server would age out last events", name, c.MaxAge, c.MaxBytes)
 			}

@@ -10,7 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/sinks/runner"
-	"github.com/bomstream/bomstream/stream"
+
+	"github.com/bomstream/bomstream/stream/owner"
 )
 
 // A process that owns an embedded store and runs sinks answers the control
@@ -41,12 +42,12 @@ type retryRequest struct {
 
 // serveControl answers control requests until ctx is done.
 func (p *pipeline) serveControl(ctx context.Context) {
-	for name, h := range map[string]stream.ControlHandler{
+	for name, h := range map[string]owner.Handler{
 		"replay":    p.controlReplay,
 		"dlq-retry": p.controlRetry,
 	} {
 		go func() {
-			if err := p.bus.Serve(ctx, name, h); err != nil {
+			if err := p.bus.Control().Serve(ctx, name, h); err != nil {
 				p.log.Warn("control requests", zap.String("request", name), zap.Error(err))
 			}
 		}()

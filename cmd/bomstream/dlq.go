@@ -192,7 +192,7 @@ func dlqRetryCmd(e *env) *cobra.Command {
 				var res retryResult
 				if p.bus.ViaOwner() {
 					body, _ := json.Marshal(req)
-					raw, err := p.bus.Call(ctx, "dlq-retry", body, func(line []byte) { fmt.Fprintln(out, string(line)) })
+					raw, err := p.bus.Control().Call(ctx, "dlq-retry", body, func(line []byte) { fmt.Fprintln(out, string(line)) })
 					if err != nil {
 						return fmt.Errorf("dlq retry through the process that owns the data directory: %w", err)
 					}

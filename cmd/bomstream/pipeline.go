@@ -20,6 +20,8 @@ import (
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
+
+	"github.com/bomstream/bomstream/stream/owner"
 )
 
 // stages says which parts of the pipeline a process runs.
@@ -188,7 +190,10 @@ func (p *pipeline) run(ctx context.Context) error {
 	if p.svc != nil {
 		start(schemas.StageTransformer, p.svc.Run, p.svc.Health)
 		wg.Add(1)
-		go func() { defer wg.Done(); p.bus.KeepRetention(ctx) }() // CHANGES keeps every last event
+		go func() { // CHANGES keeps every last event
+			defer wg.Done()
+			owner.KeepRetention(ctx, p.bus, p.cfg.Stream.MaxAge, p.log.Named("retention"))
+		}()
 	}
 	for _, s := range p.sinks {
 		start("sink "+s.cfg.Name, s.runner.Run, s.runner.Health)

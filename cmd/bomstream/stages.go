@@ -160,7 +160,7 @@ func bindDryRun(f *pflag.FlagSet, dryRun *bool) {
 // replay into its sink, and reports its progress.
 func replayThroughOwner(ctx context.Context, p *pipeline, req replayRequest, report runner.Progress) (runner.Stats, error) {
 	body, _ := json.Marshal(req)
-	raw, err := p.bus.Call(ctx, "replay", body, func(b []byte) {
+	raw, err := p.bus.Control().Call(ctx, "replay", body, func(b []byte) {
 		var pr replayProgress
 		if json.Unmarshal(b, &pr) == nil {
 			report(pr.Done, pr.Total, pr.Rate)
