@@ -13,21 +13,28 @@ import (
 // because of its kind: a Deployment that no Rollout names is a workload of
 // its own.
 
-// claimer is a profile with a claim on some kind.
-type claimer struct {
+// profileRule is one rule of a profile that names another kind: a claim
+// (claimer) or a bound rule (binder).
+type profileRule[R any] struct {
 	p *profile
-	c *claimRule
+	r *R
 }
 
-// indexClaims lists, for each claimed kind, the profiles that claim it.
-func indexClaims(profiles map[gk]*profile) map[gk][]claimer {
-	out := map[gk][]claimer{}
+type (
+	claimer = profileRule[claimRule]
+	binder  = profileRule[boundRule]
+)
+
+// indexRules lists, for each kind the rules of the profiles name (kindOf),
+// the profiles' rules that name it, in the order of sortedProfiles.
+func indexRules[R any](profiles map[gk]*profile, rules func(*profile) []R, kindOf func(*R) linkKind) map[gk][]profileRule[R] {
+	out := map[gk][]profileRule[R]{}
 	for _, p := range sortedProfiles(profiles) {
-		for i := range p.claims {
-			c := &p.claims[i]
-			g, _ := splitAPIVersion(c.kind.apiVersion)
-			key := gk{g, c.kind.kind}
-			out[key] = append(out[key], claimer{p: p, c: c})
+		rs := rules(p)
+		for i := range rs {
+			k := kindOf(&rs[i])
+			g, _ := splitAPIVersion(k.apiVersion)
+			out[gk{g, k.kind}] = append(out[gk{g, k.kind}], profileRule[R]{p: p, r: &rs[i]})
 		}
 	}
 	return out
@@ -67,12 +74,8 @@ func (n *Normalizer) claimedBy(group, kind, ns, name string, lookup Lookup) (str
 		return "", false
 	}
 	for _, cl := range n.claimers[gk{group, kind}] {
-		apiVersion := cl.p.group + "/v1"
-		if cl.p.group == "" {
-			apiVersion = "v1"
-		}
-		for _, obj := range lookup.List(apiVersion, cl.p.kind, ns) {
-			if claimed, ok := claimName(cl.c, obj); ok && claimed == name {
+		for _, obj := range lookup.List(cl.p.group+"/", cl.p.kind, ns) {
+			if claimed, ok := claimName(cl.r, obj); ok && claimed == name {
 				return cl.p.kind + "/" + objName(obj), true
 			}
 		}
@@ -109,26 +112,6 @@ func (n *Normalizer) Claim(in, part *schemas.Inputs) *schemas.Inputs {
 // that no model is absent from the inventory because its server is
 // somewhere else.
 
-// binder is a profile whose bound rule takes objects of some kind.
-type binder struct {
-	p *profile
-	b *boundRule
-}
-
-// indexBinders lists, for each bound kind, the profiles that bind it.
-func indexBinders(profiles map[gk]*profile) map[gk][]binder {
-	out := map[gk][]binder{}
-	for _, p := range sortedProfiles(profiles) {
-		for i := range p.bound {
-			b := &p.bound[i]
-			g, _ := splitAPIVersion(b.kind.apiVersion)
-			key := gk{g, b.kind.kind}
-			out[key] = append(out[key], binder{p: p, b: b})
-		}
-	}
-	return out
-}
-
 // boundTo names the workload the object obj (of group and kind, in ns)
 // is bound to, if one in lookup takes it: "Server/mlserver".
 func (n *Normalizer) boundTo(group, kind, ns string, obj map[string]any, lookup Lookup) (string, bool) {
@@ -138,7 +121,7 @@ func (n *Normalizer) boundTo(group, kind, ns string, obj map[string]any, lookup 
 	for _, bd := range n.binders[gk{group, kind}] {
 		for _, owner := range lookup.List(bd.p.group+"/", bd.p.kind, ns) {
 			w := walker{n: n, root: owner, ns: ns}
-			if name := objName(owner); w.binds(bd.b, obj, name) {
+			if name := objName(owner); w.binds(bd.r, obj, name) {
 				return bd.p.kind + "/" + name, true
 			}
 		}

@@ -58,8 +58,8 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 		profiles:   profiles,
 		envAllow:   map[string]bool{},
 		labelAllow: map[string]bool{},
-		claimers:   indexClaims(profiles),
-		binders:    indexBinders(profiles),
+		claimers:   indexRules(profiles, func(p *profile) []claimRule { return p.claims }, func(c *claimRule) linkKind { return c.kind }),
+		binders:    indexRules(profiles, func(p *profile) []boundRule { return p.bound }, func(b *boundRule) linkKind { return b.kind }),
 		linked:     linkedKinds(profiles),
 	}
 	if n.serving, err = newServingSignature(cfg.Serving); err != nil {
