@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -273,10 +277,14 @@ func TestRunRepairsTruncatedBOMSBlockAtStart(t *testing.T) {
 // outliveDuplicateWindow makes the store in dataDir as old as its
 // duplicate window: BOMS forgets the message ids it stored, as it does
 // two minutes after a run, so that a second publish of a BOM is stored
-// again instead of being dropped.
+// again instead of being dropped. The window is cut to 100 ms, and the
+// wait lasts until the last BOM's id is forgotten: a probe with that id
+// and an expected last id no message has is acked as a duplicate while
+// the id is remembered and refused after, storing nothing either way.
 func outliveDuplicateWindow(t *testing.T, dataDir string) {
 	t.Helper()
 	bus := openBus(t, dataDir, "")
+	defer bus.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	_, js := bus.Raw()
@@ -284,14 +292,26 @@ func outliveDuplicateWindow(t *testing.T, dataDir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	last, err := s.GetLastMsgForSubject(ctx, schemas.SubjectBOMsPrefix+">")
+	if err != nil || last.Header.Get(jetstream.MsgIDHeader) == "" {
+		t.Fatalf("the last BOM and its id: %v", err)
+	}
 	cfg := s.CachedInfo().Config
 	cfg.Duplicates = 100 * time.Millisecond
 	if _, err := js.UpdateStream(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	bus.Close()
+	eventually(t, "BOMS forgets the message ids it stored", func() bool {
+		probe := &nats.Msg{Subject: last.Subject, Header: nats.Header{}}
+		_, err := js.PublishMsg(ctx, probe, jetstream.WithMsgID(last.Header.Get(jetstream.MsgIDHeader)), jetstream.WithExpectLastMsgID("no message has this id"))
+		var apiErr *jetstream.APIError
+		return errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrWrongLastMsgID
+	})
 }
+
+// jsErrWrongLastMsgID is JetStream's error code for a publish whose
+// expected last message id is not the stream's.
+const jsErrWrongLastMsgID = 10070
 
 // bomsMessages counts the messages of BOMS in dataDir.
 func bomsMessages(t *testing.T, dataDir string) uint64 {

@@ -603,7 +603,8 @@ func TestOutageWhileWaitingDoesNotUploadTwice(t *testing.T) {
 	b := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))
 	go func() {
 		// The upload is in; the API goes down while the sink polls.
-		for dt.Calls("PUT /api/v1/bom") < 2 {
+		deadline := time.Now().Add(time.Minute) // else the test fails on its own
+		for dt.Calls("PUT /api/v1/bom") < 2 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		dt.Down(400 * time.Millisecond)
@@ -634,7 +635,8 @@ func TestCanceledWaitResumes(t *testing.T) {
 	b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
-		for dt.Calls("GET /api/v1/event/token/{uuid}")+dt.Calls("GET /api/v1/bom/token/{uuid}") < 1 {
+		deadline := time.Now().Add(time.Minute) // else the test fails on its own
+		for dt.Calls("GET /api/v1/event/token/{uuid}")+dt.Calls("GET /api/v1/bom/token/{uuid}") < 1 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		cancel()

@@ -168,33 +168,33 @@ func TestFlushIntervalSpacesFlushes(t *testing.T) {
 		defer mu.Unlock()
 		return len(starts)
 	}
+	until := func(what string, cond func() bool) {
+		for !cond() {
+			if ctx.Err() != nil {
+				t.Fatalf("waiting for %s: %v", what, ctx.Err())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	errs := make(chan error, 100)
 	call := func(n int) {
 		for range n {
 			go func() { errs <- c.wait(ctx) }()
 		}
-		for { // until all n wait for the next flush
+		until("all callers to wait for the next flush", func() bool {
 			c.mu.Lock()
-			arrived := len(c.waiting)
-			c.mu.Unlock()
-			if arrived == n {
-				return
-			}
-			time.Sleep(time.Millisecond)
-		}
+			defer c.mu.Unlock()
+			return len(c.waiting) == n
+		})
 	}
 	// Flush 1 serves one caller; flush 2, the ten that arrived during it,
 	// starts as soon as flush 1 ends; flush 3, the ten that arrived during
 	// flush 2, waits for the interval.
 	go func() { errs <- c.wait(ctx) }()
-	for flushes() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	until("flush 1", func() bool { return flushes() > 0 })
 	call(10)
 	close(gates[0])
-	for flushes() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	until("flush 2", func() bool { return flushes() >= 2 })
 	call(10)
 	close(gates[1])
 	for range 21 {

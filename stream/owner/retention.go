@@ -22,19 +22,29 @@ type Store interface {
 // errPastCutoff ends the walk over CHANGES at its first recent message.
 var errPastCutoff = errors.New("past the retention cutoff")
 
-// EnforceRetention trims CHANGES to maxAge without ever removing a
-// workload's last event: for every subject with events older than maxAge,
-// those are purged except the subject's last one. It returns how many
-// messages went. With no maxAge it does nothing.
+// EnforceRetention trims CHANGES to maxAge (TrimBefore now minus maxAge)
+// and logs what went. With no maxAge it does nothing.
 func EnforceRetention(ctx context.Context, st Store, maxAge time.Duration, log *zap.Logger) (uint64, error) {
 	if maxAge <= 0 {
 		return 0, nil
 	}
+	purged, err := TrimBefore(ctx, st, time.Now().Add(-maxAge))
+	if purged > 0 && log != nil {
+		log.Info("CHANGES trimmed to its retention; every workload's last event kept",
+			zap.Duration("maxAge", maxAge), zap.Uint64("removed", purged))
+	}
+	return purged, err
+}
+
+// TrimBefore purges the events of CHANGES stored before cutoff without ever
+// removing a workload's last event: for every subject with such events,
+// those go except the subject's last one. It returns how many messages went.
+func TrimBefore(ctx context.Context, st Store, cutoff time.Time) (uint64, error) {
 	s, err := st.Stream(ctx, schemas.StreamChanges)
 	if err != nil {
 		return 0, err
 	}
-	old, firstNew, err := oldSubjects(ctx, st, time.Now().Add(-maxAge))
+	old, firstNew, err := oldSubjects(ctx, st, cutoff)
 	if err != nil {
 		return 0, err
 	}
@@ -45,10 +55,6 @@ func EnforceRetention(ctx context.Context, st Store, maxAge time.Duration, log *
 		if err != nil {
 			return purged, err
 		}
-	}
-	if purged > 0 && log != nil {
-		log.Info("CHANGES trimmed to its retention; every workload's last event kept",
-			zap.Duration("maxAge", maxAge), zap.Uint64("removed", purged))
 	}
 	return purged, nil
 }
