@@ -1,6 +1,7 @@
 package dtrack
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -80,26 +81,15 @@ type Config struct {
 
 // withDefaults fills the unset keys.
 func (c Config) withDefaults() Config {
-	def := func(s *string, d string) {
-		if *s == "" {
-			*s = d
-		}
-	}
-	def(&c.ProjectName, DefaultProjectName)
-	def(&c.ProjectVersion, DefaultProjectVersion)
-	def(&c.ClusterProject, DefaultClusterProject)
-	def(&c.NamespaceProject, DefaultNamespaceProject)
-	def(&c.ParentVersion, DefaultParentVersion)
-	def(&c.OnTombstone, TombstoneDeactivate)
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.ProcessingTimeout == 0 {
-		c.ProcessingTimeout = DefaultProcessingTimeout
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = DefaultPollInterval
-	}
+	c.ProjectName = cmp.Or(c.ProjectName, DefaultProjectName)
+	c.ProjectVersion = cmp.Or(c.ProjectVersion, DefaultProjectVersion)
+	c.ClusterProject = cmp.Or(c.ClusterProject, DefaultClusterProject)
+	c.NamespaceProject = cmp.Or(c.NamespaceProject, DefaultNamespaceProject)
+	c.ParentVersion = cmp.Or(c.ParentVersion, DefaultParentVersion)
+	c.OnTombstone = cmp.Or(c.OnTombstone, TombstoneDeactivate)
+	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
+	c.ProcessingTimeout = cmp.Or(c.ProcessingTimeout, DefaultProcessingTimeout)
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -125,30 +126,18 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defD := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&c.MaxInFlight, DefaultMaxInFlight)
-	def(&c.Concurrency, DefaultConcurrency)
-	def(&c.MaxDeliver, DefaultMaxDeliver)
-	defD(&c.AttemptTimeout, DefaultAttemptTimeout)
-	defD(&c.BaseBackoff, DefaultBaseBackoff)
-	defD(&c.MaxBackoff, DefaultMaxBackoff)
-	defD(&c.AckWait, DefaultAckWait)
-	defD(&c.DrainTimeout, DefaultDrainTimeout)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.MaxDeliver = cmp.Or(c.MaxDeliver, DefaultMaxDeliver)
+	c.AttemptTimeout = cmp.Or(c.AttemptTimeout, DefaultAttemptTimeout)
+	c.BaseBackoff = cmp.Or(c.BaseBackoff, DefaultBaseBackoff)
+	c.MaxBackoff = cmp.Or(c.MaxBackoff, DefaultMaxBackoff)
+	c.AckWait = cmp.Or(c.AckWait, DefaultAckWait)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, DefaultDrainTimeout)
 	if c.BaseBackoff > c.MaxBackoff {
 		c.BaseBackoff = c.MaxBackoff
 	}
-	if c.Filter == "" {
-		c.Filter = ">"
-	}
+	c.Filter = cmp.Or(c.Filter, ">")
 	return c
 }
 
