@@ -12,19 +12,10 @@ import (
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
-func openBus(t *testing.T) *stream.Bus {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := stream.Open(ctx, stream.Config{DataDir: t.TempDir()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
-}
+func openBus(t *testing.T) *stream.Bus { return bustest.Open(t, stream.Config{}) }
 
 func workloadEvent(t *testing.T, name, image string) schemas.WorkloadChange {
 	t.Helper()

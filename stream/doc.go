@@ -41,6 +41,7 @@
 // owner is the data directory's owner (its lock and advertisement, control
 // requests, and the retention that trims CHANGES without ever removing a
 // workload's last event); check holds the streams, consumers and ledgers
-// against each other; and streamtest runs a real nats-server process for
-// tests of the external, TCP path.
+// against each other; streamtest runs a real nats-server process for tests
+// of the external, TCP path; and bustest gives the stages' tests a bus and a
+// deadline-bound wait.
 package stream

@@ -22,6 +22,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 	"github.com/bomstream/bomstream/stream/streamtest"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -314,14 +315,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // eventually polls cond until it holds or waitFor passes.
 func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", waitFor, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	bustest.Eventually(t, what, waitFor, cond)
 }
 
 // openBus opens the stream of a finished run: the embedded store in dataDir,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/bustest"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,7 +73,7 @@ func TestBadObjects(t *testing.T) {
 
 	r := h.start(h.config(), nil, nil)
 	for _, key := range []string{"Widget/w", "Deployment/bad-image", "DynamoGraphDeployment/empty", "Deployment/good", "Deployment/huge-args"} {
-		eventually(t, key, 15*time.Second, func() bool { return len(h.rec.of(ns+"/"+key)) == 1 })
+		bustest.Eventually(t, key, 15*time.Second, func() bool { return len(h.rec.of(ns+"/"+key)) == 1 })
 	}
 	evs := h.quiet(0, ns, markDeployment)
 	for _, ev := range evs {
@@ -97,5 +98,5 @@ func TestBadObjects(t *testing.T) {
 	}
 	n := h.rec.count()
 	h.setImage(ns, "good", "vllm/vllm-openai:v0.11.0")
-	eventually(t, "the collector to keep working", 10*time.Second, func() bool { return h.rec.count() > n })
+	bustest.Eventually(t, "the collector to keep working", 10*time.Second, func() bool { return h.rec.count() > n })
 }

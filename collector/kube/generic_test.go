@@ -14,6 +14,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 var widgetGVR = schema.GroupVersionResource{Group: "inference.example.com", Version: "v1", Resource: "widgets"}
@@ -74,7 +75,7 @@ func TestGenericOwners(t *testing.T) {
 
 	r := h.start(h.config(), nil, nil)
 	k1, k2, k3, k4 := ns+"/Widget/w1", ns+"/Widget/w2", ns+"/Widget/w3", ns+"/Workspace/ws"
-	eventually(t, "the events of w1, w2 and ws", 20*time.Second, func() bool {
+	bustest.Eventually(t, "the events of w1, w2 and ws", 20*time.Second, func() bool {
 		return len(h.rec.of(k1)) == 1 && len(h.rec.of(k2)) == 1 && len(h.rec.of(k4)) == 1
 	})
 	evs := h.quiet(0, ns, markDeployment)
@@ -125,7 +126,7 @@ func TestGenericOwners(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the tombstone of w2", 10*time.Second, func() bool {
+	bustest.Eventually(t, "the tombstone of w2", 10*time.Second, func() bool {
 		evs := h.rec.of(k2)
 		return len(evs) == 2 && evs[1].IsTombstone()
 	})

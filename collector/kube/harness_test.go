@@ -26,6 +26,7 @@ import (
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 // testEnv is one API server for the whole package; each test works in its
@@ -323,18 +324,6 @@ func (h *harness) podRunning(p *corev1.Pod, imageID string) {
 	}
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // markerPrefix starts the names of the marker workloads of settle.
 const markerPrefix = "marker-"
 
@@ -378,11 +367,11 @@ func (h *harness) settle(rec *recorder, ns string, kind markerKind) {
 	default:
 		h.t.Fatalf("no marker of kind %s", kind)
 	}
-	eventually(h.t, "the event of the marker "+key, 15*time.Second, func() bool { return len(rec.markerEvents(key)) == 1 })
+	bustest.Eventually(h.t, "the event of the marker "+key, 15*time.Second, func() bool { return len(rec.markerEvents(key)) == 1 })
 	if err := del(h.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		h.t.Fatal(err)
 	}
-	eventually(h.t, "the tombstone of the marker "+key, 15*time.Second, func() bool {
+	bustest.Eventually(h.t, "the tombstone of the marker "+key, 15*time.Second, func() bool {
 		evs := rec.markerEvents(key)
 		return len(evs) == 2 && evs[1].IsTombstone()
 	})
@@ -411,7 +400,7 @@ func (h *harness) logged(since int, msg string) int {
 // cluster listed and reconciled) since log entry since.
 func (h *harness) waitReconciled(since int) {
 	h.t.Helper()
-	eventually(h.t, "the collector's first pass", 30*time.Second, func() bool { return h.logged(since, "cluster reconciled") > 0 })
+	bustest.Eventually(h.t, "the collector's first pass", 30*time.Second, func() bool { return h.logged(since, "cluster reconciled") > 0 })
 }
 
 func keys(evs []schemas.WorkloadChange) string {

@@ -13,6 +13,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
+	"github.com/bomstream/bomstream/stream/bustest"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -179,11 +180,11 @@ spec:
 
 	h.start(h.config(), nil, nil)
 	dgdKey, lwsKey := ns+"/DynamoGraphDeployment/llama", ns+"/LeaderWorkerSet/sglang"
-	eventually(t, "the graph and the LWS", 15*time.Second, func() bool { return len(h.rec.of(dgdKey)) == 1 && len(h.rec.of(lwsKey)) == 1 })
+	bustest.Eventually(t, "the graph and the LWS", 15*time.Second, func() bool { return len(h.rec.of(dgdKey)) == 1 && len(h.rec.of(lwsKey)) == 1 })
 	h.podRunning(p1, "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+digestA)
 	h.podRunning(p2, "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+digestA)
 	h.podRunning(p3, "nvcr.io/nvidia/ai-dynamo/vllm-runtime@"+digestA)
-	eventually(t, "the graph's digest", 10*time.Second, func() bool { return len(h.rec.of(dgdKey)) == 2 })
+	bustest.Eventually(t, "the graph's digest", 10*time.Second, func() bool { return len(h.rec.of(dgdKey)) == 2 })
 	evs := h.quiet(0, ns, markPod)
 	if len(evs) != 3 {
 		t.Fatalf("events = %s, want the graph twice (then with its digest) and the LWS once", keys(evs))
@@ -238,7 +239,7 @@ func TestDynamoBothVersions(t *testing.T) {
 	h.create(dgdV1a1, ns, dgdAlpha, nil)
 	h.create(dgdGVR, ns, dgdBeta, nil)
 	h.start(h.config(), nil, nil)
-	eventually(t, "both graphs", 15*time.Second, func() bool { return h.rec.count() == 2 })
+	bustest.Eventually(t, "both graphs", 15*time.Second, func() bool { return h.rec.count() == 2 })
 	for _, name := range []string{"alpha", "llama"} {
 		evs := h.rec.of(ns + "/DynamoGraphDeployment/" + name)
 		if len(evs) != 1 {

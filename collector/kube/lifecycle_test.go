@@ -13,6 +13,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 var nimGVR = schema.GroupVersionResource{Group: "apps.nvidia.com", Version: "v1alpha1", Resource: "nimservices"}
@@ -37,7 +38,7 @@ func TestCRDInstalledAndDeletedAtRunTime(t *testing.T) {
 	ns := h.namespace("nim")
 	h.deployment(ns, "chat", "vllm/vllm-openai:v0.10.1", 1)
 	r := h.start(h.config(), nil, nil)
-	eventually(t, "the deployment", 10*time.Second, func() bool { return h.rec.count() == 1 })
+	bustest.Eventually(t, "the deployment", 10*time.Second, func() bool { return h.rec.count() == 1 })
 	if _, ok := r.c.Health()["NIMService.apps.nvidia.com"]; ok {
 		t.Fatal("NIMService watched before its CRD exists")
 	}
@@ -54,7 +55,7 @@ spec:
   expose: {service: {type: ClusterIP, port: 8000}}
 `, nil)
 	key := ns + "/NIMService/llama3"
-	eventually(t, "the NIMService published", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
+	bustest.Eventually(t, "the NIMService published", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
 	t.Logf("CRD installed to object published: %s", time.Since(start).Round(time.Millisecond))
 	if err, ok := r.c.Health()["NIMService.apps.nvidia.com"]; !ok || err != nil {
 		t.Errorf("NIMService health = %v, %v", err, ok)
@@ -65,13 +66,13 @@ spec:
 	if err := h.env.DeleteCRD(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the NIMService watch to stop", 10*time.Second, func() bool {
+	bustest.Eventually(t, "the NIMService watch to stop", 10*time.Second, func() bool {
 		_, ok := r.c.Health()["NIMService.apps.nvidia.com"]
 		return !ok
 	})
 	n := h.rec.count()
 	h.setImage(ns, "chat", "vllm/vllm-openai:v0.11.0")
-	eventually(t, "the deployment's change after the CRD went away", 10*time.Second, func() bool { return h.rec.count() > n })
+	bustest.Eventually(t, "the deployment's change after the CRD went away", 10*time.Second, func() bool { return h.rec.count() > n })
 	for k, err := range r.c.Health() {
 		if err != nil {
 			t.Errorf("kind %s degraded: %v", k, err)
@@ -88,13 +89,13 @@ func TestRestartTombstonesWhatWasDeleted(t *testing.T) {
 		h.deployment(ns, n, "vllm/vllm-openai:v0.10.1", 1)
 	}
 	r := h.start(h.config(), nil, nil)
-	eventually(t, "three workloads", 10*time.Second, func() bool { return h.rec.count() == 3 })
+	bustest.Eventually(t, "three workloads", 10*time.Second, func() bool { return h.rec.count() == 3 })
 	r.stop()
 	if err := h.env.Client.AppsV1().Deployments(ns).Delete(h.ctx, "b", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.start(h.config(), nil, nil)
-	eventually(t, "the tombstone", 10*time.Second, func() bool { return h.rec.count() == 4 })
+	bustest.Eventually(t, "the tombstone", 10*time.Second, func() bool { return h.rec.count() == 4 })
 	evs := h.quiet(3, ns, markDeployment)
 	if len(evs) != 1 || !evs[0].IsTombstone() || evs[0].Subject != ns+"/Deployment/b" {
 		t.Fatalf("after the restart: %s, want one tombstone for %s/Deployment/b", keys(evs), ns)
@@ -117,12 +118,12 @@ func TestReconciledAfterTheFirstPass(t *testing.T) {
 		seen.Store(int64(h.rec.count()))
 	}
 	h.start(cfg, nil, nil)
-	eventually(t, "the first pass", 10*time.Second, func() bool { return calls.Load() == 1 })
+	bustest.Eventually(t, "the first pass", 10*time.Second, func() bool { return calls.Load() == 1 })
 	if got := seen.Load(); got != 3 {
 		t.Fatalf("Reconciled called with %d workloads published, want all 3", got)
 	}
 	h.deployment(ns, "d", "vllm/vllm-openai:v0.10.1", 1)
-	eventually(t, "the fourth workload", 10*time.Second, func() bool { return h.rec.count() == 4 })
+	bustest.Eventually(t, "the fourth workload", 10*time.Second, func() bool { return h.rec.count() == 4 })
 	h.quiet(4, ns, markDeployment)
 	if got := calls.Load(); got != 1 {
 		t.Fatalf("Reconciled called %d times, want once", got)
@@ -167,15 +168,15 @@ func TestLeaderElection(t *testing.T) {
 	cfgA, cfgB := cfg, cfg
 	cfgA.LeaderElection.Identity, cfgB.LeaderElection.Identity = "a", "b"
 	a := h.start(cfgA, cutA.wrap(h.env.Config), recA)
-	eventually(t, "a to lead", 10*time.Second, func() bool { return a.c.Leading() })
+	bustest.Eventually(t, "a to lead", 10*time.Second, func() bool { return a.c.Leading() })
 	b := h.start(cfgB, cutB.wrap(h.env.Config), recB)
-	eventually(t, "the first event", 10*time.Second, func() bool { return recA.count()+recB.count() == 1 })
+	bustest.Eventually(t, "the first event", 10*time.Second, func() bool { return recA.count()+recB.count() == 1 })
 	h.deployment(ns, "b", "vllm/vllm-openai:v0.10.1", 1)
-	eventually(t, "the second event", 10*time.Second, func() bool { return recA.count()+recB.count() == 2 })
+	bustest.Eventually(t, "the second event", 10*time.Second, func() bool { return recA.count()+recB.count() == 2 })
 	// b has tried for the Lease twice more since (each try reads it), and
 	// failed: a b that took the Lease would lead, and publish, by then.
 	tries := requestCount(t, b.reg, "get", "leases")
-	eventually(t, "b to try for the Lease twice more", 10*time.Second, func() bool {
+	bustest.Eventually(t, "b to try for the Lease twice more", 10*time.Second, func() bool {
 		return requestCount(t, b.reg, "get", "leases") >= tries+2
 	})
 	if recA.count() != 2 || recB.count() != 0 || b.c.Leading() {
@@ -185,14 +186,14 @@ func TestLeaderElection(t *testing.T) {
 	killed := time.Now()
 	cutA.cut.Store(true)
 	a.stop()
-	eventually(t, "b to take over", 10*time.Second, func() bool { return b.c.Leading() })
+	bustest.Eventually(t, "b to take over", 10*time.Second, func() bool { return b.c.Leading() })
 	took := time.Since(killed)
 	t.Logf("takeover %s after the kill (lease duration %s, retry period %s)", took.Round(time.Millisecond), cfg.LeaderElection.LeaseDuration, cfg.LeaderElection.RetryPeriod)
 	if took > cfg.LeaderElection.LeaseDuration+2*cfg.LeaderElection.RetryPeriod+500*time.Millisecond {
 		t.Errorf("takeover took %s, longer than the lease duration %s (plus two retry periods)", took, cfg.LeaderElection.LeaseDuration)
 	}
 	h.deployment(ns, "c", "vllm/vllm-openai:v0.10.1", 1)
-	eventually(t, "b to publish", 10*time.Second, func() bool { return len(recB.of(ns+"/Deployment/c")) == 1 })
+	bustest.Eventually(t, "b to publish", 10*time.Second, func() bool { return len(recB.of(ns+"/Deployment/c")) == 1 })
 	if evs := recB.all(); len(evs) != 1 {
 		t.Errorf("b published %s, want only the new workload (the others were already on CHANGES)", keys(evs))
 	}

@@ -13,6 +13,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/bomstream/bomstream/collector/kube"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 // installRBAC creates the documented namespaced Roles (deploy/rbac/namespaced.yaml)
@@ -81,7 +82,7 @@ func TestNamespacedRBAC(t *testing.T) {
 	cfg.Namespaces = []string{ns}
 	cfg.LeaderElection = kube.LeaderElectionConfig{Namespace: own, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond}
 	r := h.start(cfg, sa, nil)
-	eventually(t, "the deployment and the pod", 15*time.Second, func() bool {
+	bustest.Eventually(t, "the deployment and the pod", 15*time.Second, func() bool {
 		return len(h.rec.of(ns+"/Deployment/chat")) == 1 && len(h.rec.of(ns+"/Pod/solo")) == 1
 	})
 	if dg := h.rec.of(ns + "/Deployment/chat")[0].Data.Inputs.Digests; len(dg) != 1 {
@@ -111,7 +112,7 @@ func TestNamespacedRBAC(t *testing.T) {
 	setPodVerbs("get", "watch")
 	logsBefore := h.logs.Len()
 	r = h.start(cfg, sa, nil)
-	eventually(t, "the collector to lead", 10*time.Second, r.c.Leading)
+	bustest.Eventually(t, "the collector to lead", 10*time.Second, r.c.Leading)
 	// Its first pass (pods listed, or failed), then a new pod seen through
 	// the watch.
 	h.waitReconciled(logsBefore)
@@ -126,9 +127,9 @@ func TestNamespacedRBAC(t *testing.T) {
 	n := h.rec.count()
 	logsBefore = h.logs.Len()
 	r = h.start(cfg, sa, nil)
-	eventually(t, "Pod to be degraded", 15*time.Second, func() bool { return r.c.Health()["Pod"] != nil })
+	bustest.Eventually(t, "Pod to be degraded", 15*time.Second, func() bool { return r.c.Health()["Pod"] != nil })
 	t.Logf("health: %v", r.c.Health()["Pod"])
-	eventually(t, "the log line naming the permission", 5*time.Second, func() bool {
+	bustest.Eventually(t, "the log line naming the permission", 5*time.Second, func() bool {
 		for _, e := range h.logs.All()[logsBefore:] {
 			m := e.ContextMap()
 			if strings.Contains(e.Message, "permission missing") && (m["verb"] == "list" || m["verb"] == "watch") && m["resource"] == "pods" && m["namespace"] == ns {
@@ -143,12 +144,12 @@ func TestNamespacedRBAC(t *testing.T) {
 		t.Errorf("restart without pods published %s", keys(evs))
 	}
 	h.setImage(ns, "chat", "vllm/vllm-openai:v0.11.0")
-	eventually(t, "the deployment to keep publishing", 10*time.Second, func() bool { return h.rec.count() == n+1 })
+	bustest.Eventually(t, "the deployment to keep publishing", 10*time.Second, func() bool { return h.rec.count() == n+1 })
 	// A tombstone pass since, and the Lease renewed twice more by the same
 	// session.
 	h.settle(h.rec, ns, markDeployment)
 	renewals := requestCount(t, r.reg, "update", "leases")
-	eventually(t, "two more renewals of the Lease", 10*time.Second, func() bool {
+	bustest.Eventually(t, "two more renewals of the Lease", 10*time.Second, func() bool {
 		return requestCount(t, r.reg, "update", "leases") >= renewals+2
 	})
 	for _, ev := range h.rec.all()[n:] {

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 const digestA = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -24,7 +25,7 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 	h.start(h.config(), nil, nil)
 
 	key := ns + "/Deployment/chat"
-	eventually(t, "the deployment's first event", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
+	bustest.Eventually(t, "the deployment's first event", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
 	if evs := h.quiet(0, ns, markDeployment); len(evs) != 1 {
 		t.Fatalf("events after start = %s, want only %s (its ReplicaSet and pod are rolled up)", keys(evs), key)
 	}
@@ -61,7 +62,7 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 
 	// The pod reports its imageID: one event, the digest resolved.
 	h.podRunning(pod, "docker.io/vllm/vllm-openai@"+digestA)
-	eventually(t, "the event with the digest", 10*time.Second, func() bool { return len(h.rec.of(key)) == 2 })
+	bustest.Eventually(t, "the event with the digest", 10*time.Second, func() bool { return len(h.rec.of(key)) == 2 })
 	evs := h.quiet(n, ns, markPod)
 	if len(evs) != 1 {
 		t.Fatalf("the imageID published %s, want one event", keys(evs))
@@ -96,7 +97,7 @@ func TestDeploymentRollUpAndNoise(t *testing.T) {
 	if _, err := h.env.Client.AppsV1().Deployments(ns).Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the image change", 10*time.Second, func() bool { return h.rec.count() > n })
+	bustest.Eventually(t, "the image change", 10*time.Second, func() bool { return h.rec.count() > n })
 	evs = h.quiet(n, ns, markDeployment)
 	if len(evs) != 1 || evs[0].Subject != key {
 		t.Fatalf("the image change published %s, want one event", keys(evs))

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bomstream/bomstream/stream/bustest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -19,7 +20,7 @@ func TestSettleSeesEarlierChanges(t *testing.T) {
 	pod := h.pod(ns, "chat-7c5b-x1", controller("apps/v1", "ReplicaSet", rs.Name, rs.UID), d.Spec.Template)
 	h.start(h.config(), nil, nil)
 	key := ns + "/Deployment/chat"
-	eventually(t, "the deployment's first event", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
+	bustest.Eventually(t, "the deployment's first event", 10*time.Second, func() bool { return len(h.rec.of(key)) == 1 })
 
 	n := h.rec.count()
 	h.setImage(ns, "chat", "vllm/vllm-openai:v0.11.0")

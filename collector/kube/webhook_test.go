@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bomstream/bomstream/stream/bustest"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -146,7 +147,7 @@ func TestConversionWebhookDown(t *testing.T) {
 	cfg := h.config()
 	cfg.ProbeInterval = time.Second
 	r := h.start(cfg, nil, nil)
-	eventually(t, "the widgets and the deployment", 15*time.Second, func() bool { return h.rec.count() == 3 })
+	bustest.Eventually(t, "the widgets and the deployment", 15*time.Second, func() bool { return h.rec.count() == 3 })
 	if in := h.rec.of(ns + "/Widget/w1")[0].Data.Inputs; in.Workload.APIVersion != "test.bomstream.dev/v2" {
 		t.Fatalf("widgets watched at %s, want the preferred v2 (so reads convert)", in.Workload.APIVersion)
 	}
@@ -158,14 +159,14 @@ func TestConversionWebhookDown(t *testing.T) {
 
 	hook.down.Store(true)
 	downAt := time.Now()
-	eventually(t, "the widget kind to turn unhealthy", 3*cfg.ProbeInterval, func() bool { return !healthy() })
+	bustest.Eventually(t, "the widget kind to turn unhealthy", 3*cfg.ProbeInterval, func() bool { return !healthy() })
 	t.Logf("unhealthy %s after the webhook went down (probe interval %s): %v", time.Since(downAt).Round(time.Millisecond), cfg.ProbeInterval, r.c.Health()[kind])
 	if v := gaugeValue(t, r.reg, "bomstream_watch_healthy", kind); v != 0 {
 		t.Errorf("bomstream_watch_healthy{kind=%q} = %v, want 0", kind, v)
 	}
 	n := h.rec.count()
 	h.setImage(ns, "chat", "vllm/vllm-openai:v0.11.0")
-	eventually(t, "the deployment to keep publishing", 10*time.Second, func() bool { return h.rec.count() == n+1 })
+	bustest.Eventually(t, "the deployment to keep publishing", 10*time.Second, func() bool { return h.rec.count() == n+1 })
 
 	// A widget deleted while its kind is degraded, and a collector restarted
 	// meanwhile: no tombstone for any widget. The restarted collector cannot
@@ -183,7 +184,7 @@ func TestConversionWebhookDown(t *testing.T) {
 	// the guard; then a tombstone pass.
 	h.waitReconciled(logs)
 	// It cannot see the widgets: it says so, it does not report them whole.
-	eventually(t, "the restarted collector to report widgets unhealthy", 3*cfg.ProbeInterval, func() bool { return !healthy() })
+	bustest.Eventually(t, "the restarted collector to report widgets unhealthy", 3*cfg.ProbeInterval, func() bool { return !healthy() })
 	if held := gauge(t, r.reg, "bomstream_tombstones_held"); held != 0 {
 		t.Errorf("the first pass after the restart held %v tombstones", held)
 	}
@@ -195,9 +196,9 @@ func TestConversionWebhookDown(t *testing.T) {
 	}
 
 	hook.down.Store(false)
-	eventually(t, "the widget kind to recover", 3*cfg.ProbeInterval+5*time.Second, healthy)
+	bustest.Eventually(t, "the widget kind to recover", 3*cfg.ProbeInterval+5*time.Second, healthy)
 	// Widgets are read again: w2, deleted meanwhile, gets its tombstone.
-	eventually(t, "the tombstone of w2 once widgets can be read", 30*time.Second, func() bool {
+	bustest.Eventually(t, "the tombstone of w2 once widgets can be read", 30*time.Second, func() bool {
 		evs := h.rec.of(ns + "/Widget/w2")
 		return len(evs) == 2 && evs[1].IsTombstone()
 	})

@@ -39,6 +39,7 @@ import (
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 // One API server for the package, started by the first test that needs it.
@@ -222,7 +223,7 @@ func createCRD(t *testing.T, e *kubetest.Env, crd *apiextensionsv1.CustomResourc
 	if _, err := e.Ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	eventually(t, "CRD "+crd.Name+" established", 30*time.Second, func() bool {
+	bustest.Eventually(t, "CRD "+crd.Name+" established", 30*time.Second, func() bool {
 		got, err := e.Ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -234,17 +235,6 @@ func createCRD(t *testing.T, e *kubetest.Env, crd *apiextensionsv1.CustomResourc
 		}
 		return false
 	})
-}
-
-func eventually(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // waitPublished waits until the workloads on CHANGES are want.

@@ -16,6 +16,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 // pipeline is a sink consuming BOMS on an embedded JetStream through the
@@ -82,17 +83,6 @@ func (p pipeline) caughtUp(t *testing.T) bool {
 	return err == nil && done
 }
 
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // A 30-second outage of Dependency-Track in the middle of 500 BOMs: every
 // BOM ends imported exactly once, none is lost or dead-lettered.
 func TestOutageInTheMiddleOf500BOMs(t *testing.T) {
@@ -119,7 +109,7 @@ func TestOutageInTheMiddleOf500BOMs(t *testing.T) {
 		}
 		return total
 	}
-	waitUntil(t, 2*time.Minute, "half the BOMs", func() bool { return imported() >= n/2 })
+	bustest.Eventually(t, "half the BOMs", 2*time.Minute, func() bool { return imported() >= n/2 })
 	dt.Down(outage)
 	atDown, downAt := imported(), time.Now()
 	if atDown >= n {
@@ -128,8 +118,8 @@ func TestOutageInTheMiddleOf500BOMs(t *testing.T) {
 	_, _, retriesAtDown := p.stats()
 	t.Logf("outage of %s starts with %d of %d BOMs imported", outage, atDown, n)
 
-	waitUntil(t, outage+3*time.Minute, "every BOM", func() bool { return imported() >= n })
-	waitUntil(t, time.Minute, "the consumer to catch up", func() bool { return p.caughtUp(t) })
+	bustest.Eventually(t, "every BOM", outage+3*time.Minute, func() bool { return imported() >= n })
+	bustest.Eventually(t, "the consumer to catch up", time.Minute, func() bool { return p.caughtUp(t) })
 	t.Logf("all imported %s after the outage began", time.Since(downAt).Round(time.Millisecond))
 	if time.Since(downAt) < outage {
 		t.Fatalf("all imported %s after an outage of %s began", time.Since(downAt), outage)

@@ -20,6 +20,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 // patience bounds every wait; it only fails a test that hangs.
@@ -124,14 +125,7 @@ func start(t *testing.T, b *stream.Bus, s sinks.Sink, cfg Config, reg prometheus
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	bustest.Eventually(t, what, patience, cond)
 }
 
 // settled reports whether the durable consumer has been delivered and has

@@ -17,6 +17,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -98,20 +99,13 @@ func (f *fixture) drain(run func(context.Context) error, streamName, durable str
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx) }()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	bustest.Eventually(f.t, durable+" to drain", time.Minute, func() bool {
 		ok, err := f.bus.CaughtUp(f.ctx, streamName, durable)
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("%s did not drain", durable)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ok
+	})
 	cancel()
 	if err := <-done; err != nil {
 		f.t.Fatal(err)

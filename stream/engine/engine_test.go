@@ -18,6 +18,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
 // publishN publishes n messages on each of the subjects bomstream.boms.t.<s>,
@@ -83,14 +84,7 @@ func runEngine(t *testing.T, e *Engine) (stop func()) {
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	bustest.Eventually(t, what, time.Minute, cond)
 }
 
 func caughtUp(t *testing.T, b *stream.Bus, durable string) func() bool {

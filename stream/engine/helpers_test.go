@@ -6,22 +6,10 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 )
 
-func openEmbedded(t testing.TB, cfg stream.Config) *stream.Bus {
-	t.Helper()
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := stream.Open(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
-}
+func openEmbedded(t testing.TB, cfg stream.Config) *stream.Bus { return bustest.Open(t, cfg) }
 
 func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

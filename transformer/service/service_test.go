@@ -17,6 +17,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -95,20 +96,7 @@ func event(t *testing.T, w schemas.Workload, image string) schemas.WorkloadChang
 	return ev
 }
 
-func openBus(t *testing.T, cfg stream.Config) *stream.Bus {
-	t.Helper()
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	b, err := stream.Open(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
-	return b
-}
+func openBus(t *testing.T, cfg stream.Config) *stream.Bus { return bustest.Open(t, cfg) }
 
 // run starts s and returns a function that cancels it and waits for Run to return.
 func run(t *testing.T, s *Service) (stop func()) {
@@ -154,14 +142,7 @@ func publish(t *testing.T, b *stream.Bus, ev schemas.WorkloadChange) uint64 {
 
 // eventually polls cond for up to a minute.
 func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	bustest.Eventually(t, what, time.Minute, cond)
 }
 
 // settled reports whether the consumer has delivered and resolved everything.
