@@ -96,3 +96,49 @@ func TestDeadLetterRetryPanicKeepsOwnerUp(t *testing.T) {
 		t.Fatalf("run: %v\n%s", r.err, tail(r.stderr, 3000))
 	}
 }
+
+// down is a sink whose store is down: every export fails, transiently.
+type down struct {
+	sinks.Sink
+	calls *atomic.Int64
+}
+
+func (d *down) Export(ctx context.Context, b sinks.BOM) error {
+	d.calls.Add(1)
+	return fmt.Errorf("export %s: store unreachable", b.Workload.Name)
+}
+
+// A `run --once` whose sink stays down keeps retrying (a transient failure
+// is never dropped); interrupted, it fails saying how many BOMs it leaves
+// unexported, and a later run exports them.
+func TestOnceInterruptedSaysWhatIsLeft(t *testing.T) {
+	tree, dir := t.TempDir(), t.TempDir()
+	copyManifests(t, examplesDir, tree)
+	want := serving(expect(t, tree, "default"))
+	data, conf := filepath.Join(dir, "data"), filepath.Join(dir, "bomstream.yaml")
+	writeFile(t, conf, fmt.Sprintf("sinks:\n- {name: out, type: down, config: {dir: %q}}\n", filepath.Join(dir, "boms")))
+	var calls atomic.Int64
+	c := newCLI(t)
+	c.reg = registry.Builtin()
+	c.reg["down"] = sinks.Type{
+		NewConfig: func() sinks.Config { return &file.Config{} },
+		New: func(ctx context.Context, cfg sinks.Config, deps sinks.Deps) (sinks.Sink, error) {
+			s, err := file.SinkType.New(ctx, cfg, deps)
+			return &down{Sink: s, calls: &calls}, err
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		eventually(t, "exports to fail", func() bool { return calls.Load() >= int64(2*len(want)) })
+		cancel()
+	}()
+	r := c.runCtx(ctx, "run", "--config", conf, "--manifests", tree, "--once", "--data-dir", data)
+	left := fmt.Sprintf("wait for sink-out to drain (%d messages of BOMS not settled yet, still retried", len(want))
+	if r.err == nil || !strings.Contains(r.err.Error(), left) {
+		t.Fatalf("interrupted run --once: %v, want %q", r.err, left)
+	}
+	c.reg["down"] = file.SinkType // the store is back
+	r = c.mustRun("run", "--config", conf, "--manifests", tree, "--once", "--data-dir", data)
+	mustContain(t, "the next run", r.stdout, fmt.Sprintf("sink out: %d exported", len(want)))
+}

@@ -265,12 +265,30 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("wait for %s to drain: %w", c[1], ctx.Err())
+				return fmt.Errorf("wait for %s to drain%s: %w", c[1], p.leftOn(c[0], c[1]), ctx.Err())
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
 	return nil
+}
+
+// leftOn says how many messages the consumer durable on streamName has
+// not settled, for the error of an interrupted drain: " (125 messages of
+// BOMS not settled yet, still retried: the log names each one's error)".
+func (p *pipeline) leftOn(streamName, durable string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cs, err := p.bus.Consumers(ctx, streamName)
+	if err != nil {
+		return ""
+	}
+	for _, c := range cs {
+		if n := c.Pending + uint64(c.AckPending); c.Name == durable && n > 0 {
+			return fmt.Sprintf(" (%d messages of %s not settled yet, still retried: the log names each one's error)", n, streamName)
+		}
+	}
+	return ""
 }
 
 // watcher is the manifest source over cfg.Manifests.Dir.
