@@ -294,9 +294,15 @@ func (s *Sink) link(dir, file string, replace, check bool) error {
 			return err
 		}
 	}
+	// A leftover at tmp is rare (look removes a crash's): it is removed
+	// only when it is in the way, not before every link.
 	tmp := filepath.Join(dir, tmpPrefix+"link")
-	_ = os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
+	err := os.Link(src, tmp)
+	if errors.Is(err, fs.ErrExist) {
+		_ = os.Remove(tmp)
+		err = os.Link(src, tmp)
+	}
+	if err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, final); err != nil {

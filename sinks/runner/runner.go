@@ -109,9 +109,12 @@ func (r *Runner) engineConfig(ec engine.Config) engine.Config {
 func (r *Runner) Durable() string { return r.eng.Config().Durable }
 
 // Stats returns what the runner has done so far. Safe to call at any time.
-func (r *Runner) Stats() Stats {
-	st := r.n.snapshot()
-	c := r.eng.Counts()
+func (r *Runner) Stats() Stats { return stats(&r.n, r.eng) }
+
+// stats is what n counted, with the retries and dead letters of eng.
+func stats(n *counters, eng *engine.Engine) Stats {
+	st := n.snapshot()
+	c := eng.Counts()
 	st.DeadLettered, st.Retries = c.DeadLettered, c.Retries
 	return st
 }
@@ -222,19 +225,20 @@ func (r *Runner) skipSuperseded(ctx context.Context, subject string, it item, ol
 // apply checks a BOM and hands the version to the sink, telling it whether
 // a newer version of its name was applied before (older).
 func (r *Runner) apply(ctx context.Context, it item, older bool) error {
+	if !it.tombstone {
+		if err := it.bom.Check(); err != nil {
+			return err // permanent: the message is dead-lettered
+		}
+	}
+	start := time.Now()
+	var err error
 	if it.tombstone {
 		it.ts.Stale = older
-		start := time.Now()
-		err := r.sink.Tombstone(ctx, it.ts)
-		r.m.exportSeconds.Observe(time.Since(start).Seconds())
-		return err
+		err = r.sink.Tombstone(ctx, it.ts)
+	} else {
+		it.bom.Superseded = older
+		err = r.sink.Export(ctx, it.bom)
 	}
-	if err := it.bom.Check(); err != nil {
-		return err // permanent: the message is dead-lettered
-	}
-	it.bom.Superseded = older
-	start := time.Now()
-	err := r.sink.Export(ctx, it.bom)
 	r.m.exportSeconds.Observe(time.Since(start).Seconds())
 	return err
 }
@@ -350,9 +354,7 @@ func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progre
 		last = now
 		progress(done, total, float64(done)/max(now.Sub(start).Seconds(), 1e-9))
 	})
-	st := n.snapshot()
-	c := eng.Counts()
-	st.DeadLettered, st.Retries = c.DeadLettered, c.Retries
+	st := stats(&n, eng)
 	if err != nil {
 		return st, err
 	}
