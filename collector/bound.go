@@ -5,7 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -180,11 +181,7 @@ func (c *cutter) component(comp *schemas.Component) {
 		c.left -= wordCost(*r)
 	})
 	if len(comp.Labels) > 0 {
-		keys := make([]string, 0, len(comp.Labels))
-		for k := range comp.Labels {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(comp.Labels))
 		labels := make(map[string]string, len(keys))
 		for _, k := range keys {
 			v := c.str(comp.Labels[k], comp.Locator+".labels["+k+"]", &marks)

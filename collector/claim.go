@@ -32,9 +32,8 @@ func indexRules[R any](profiles map[gk]*profile, rules func(*profile) []R, kindO
 	for _, p := range sortedProfiles(profiles) {
 		rs := rules(p)
 		for i := range rs {
-			k := kindOf(&rs[i])
-			g, _ := splitAPIVersion(k.apiVersion)
-			out[gk{g, k.kind}] = append(out[gk{g, k.kind}], profileRule[R]{p: p, r: &rs[i]})
+			k := kindOf(&rs[i]).gk()
+			out[k] = append(out[k], profileRule[R]{p: p, r: &rs[i]})
 		}
 	}
 	return out

@@ -81,13 +81,11 @@ func (n *Normalizer) kindOf(p *profile) Kind {
 		Linked: n.linked[key], Claimable: len(n.claimers[key]) > 0}
 	for _, l := range p.links {
 		for _, lk := range l.kinds {
-			g, _ := splitAPIVersion(lk.apiVersion)
-			k.Linking = k.Linking || n.linked[gk{g, lk.kind}]
+			k.Linking = k.Linking || n.linked[lk.gk()]
 		}
 	}
 	for _, b := range p.bound {
-		g, _ := splitAPIVersion(b.kind.apiVersion)
-		k.Linking = k.Linking || n.linked[gk{g, b.kind.kind}]
+		k.Linking = k.Linking || n.linked[b.kind.gk()]
 	}
 	// A bound kind reads its binders, to know whether one takes it.
 	k.Linking = k.Linking || len(n.binders[key]) > 0
@@ -103,23 +101,22 @@ func (n *Normalizer) kindOf(p *profile) Kind {
 // ConfigMap (it has no right to), and never a Secret.
 func linkedKinds(profiles map[gk]*profile) map[gk]bool {
 	out := map[gk]bool{}
-	add := func(apiVersion, kind string) {
-		g, _ := splitAPIVersion(apiVersion)
-		if g == "" && (kind == "ConfigMap" || kind == "Secret") {
+	add := func(k gk) {
+		if k.group == "" && (k.kind == "ConfigMap" || k.kind == "Secret") {
 			return
 		}
-		out[gk{g, kind}] = true
+		out[k] = true
 	}
 	for _, p := range profiles {
 		for _, l := range p.links {
 			for _, k := range l.kinds {
-				add(k.apiVersion, k.kind)
+				add(k.gk())
 			}
 		}
 		for _, b := range p.bound {
-			add(b.kind.apiVersion, b.kind.kind)
+			add(b.kind.gk())
 			// The binder is read by the objects it binds.
-			add(p.group+"/", p.kind)
+			add(gk{p.group, p.kind})
 		}
 	}
 	return out

@@ -327,6 +327,12 @@ func compileClaim(cs claimSpec) (claimRule, error) {
 	return c, nil
 }
 
+// gk is the group and kind of k.
+func (k linkKind) gk() gk {
+	g, _ := splitAPIVersion(k.apiVersion)
+	return gk{g, k.kind}
+}
+
 // nsOf is the namespace a kind's objects are looked up in.
 func (k linkKind) nsOf(ns string) string {
 	if k.clusterScoped {

@@ -50,6 +50,9 @@ func (w walker) resolveLinks(links []linkRule) ([]linked, error) {
 
 // selectLinked is the object a select rule picks, if any.
 func (w walker) selectLinked(l *linkRule) (linked, bool) {
+	// What this object's values are is read once, not for every item of
+	// every object.
+	match, exclude := w.wants(l.sel.match), w.wants(l.sel.exclude)
 	// A kind with a match wins over every later kind (a namespace runtime
 	// over any cluster runtime); within one, the highest priority, then the
 	// first name.
@@ -57,7 +60,7 @@ func (w walker) selectLinked(l *linkRule) (linked, bool) {
 		var best linked
 		bestPrio, found := 0, false
 		for _, obj := range w.lookup.List(k.apiVersion, k.kind, k.nsOf(w.ns)) {
-			prio, ok := w.selects(l.sel, obj)
+			prio, ok := selects(l.sel, match, exclude, obj)
 			if ok && (!found || prio > bestPrio) {
 				best, bestPrio, found = linked{kind: k.kind, name: objName(obj), obj: obj, rule: l}, prio, true
 			}
@@ -69,11 +72,28 @@ func (w walker) selectLinked(l *linkRule) (linked, bool) {
 	return linked{}, false
 }
 
+// wants is, for each match rule, the value it compares with: its literal,
+// or the value of this object its path reaches ("" when there is none).
+func (w walker) wants(ms []matchRule) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		if m.value == nil {
+			out[i] = m.equals
+			continue
+		}
+		if v, ok, err := w.first(*m.value, nil); err == nil && ok {
+			out[i] = v
+		}
+	}
+	return out
+}
+
 // selects reports whether obj has an item that the select rule matches,
-// and the highest priority of such an item.
-func (w walker) selects(s *selectRule, obj map[string]any) (int, bool) {
-	for _, ex := range s.exclude {
-		if w.matches(ex, obj, nil) {
+// and the highest priority of such an item. match and exclude are the
+// wants of the rule's match and exclude rules.
+func selects(s *selectRule, match, exclude []string, obj map[string]any) (int, bool) {
+	for i, ex := range s.exclude {
+		if matches(ex, exclude[i], obj) {
 			return 0, false
 		}
 	}
@@ -82,17 +102,7 @@ func (w walker) selects(s *selectRule, obj map[string]any) (int, bool) {
 		items, _ := im.value().([]any)
 		for _, item := range items {
 			it, isMap := item.(map[string]any)
-			if !isMap {
-				continue
-			}
-			all := true
-			for _, m := range s.match {
-				if !w.matches(m, obj, it) {
-					all = false
-					break
-				}
-			}
-			if !all {
+			if !isMap || !matchesAll(s.match, match, it) {
 				continue
 			}
 			prio := 0
@@ -109,21 +119,24 @@ func (w walker) selects(s *selectRule, obj map[string]any) (int, bool) {
 	return best, ok
 }
 
-// matches evaluates one match rule on an item (or, for exclude, the
-// linked object itself when item is nil).
-func (w walker) matches(m matchRule, obj, item map[string]any) bool {
-	var base any = obj
-	if item != nil {
-		base = item
+// matchesAll reports whether every match rule matches item.
+func matchesAll(ms []matchRule, wants []string, item map[string]any) bool {
+	for i, m := range ms {
+		if !matches(m, wants[i], item) {
+			return false
+		}
 	}
-	got, found := scalarAt(m.path, base)
-	if m.value == nil {
-		return found && strings.EqualFold(got, m.equals)
-	}
-	want, ok, err := w.first(*m.value, nil)
-	if err != nil || !ok || want == "" {
+	return true
+}
+
+// matches evaluates one match rule, whose want is what it compares with,
+// on an item (or, for exclude, the linked object itself). A rule whose
+// value this object does not have matches when it is optional.
+func matches(m matchRule, want string, base map[string]any) bool {
+	if want == "" {
 		return m.optional
 	}
+	got, found := scalarAt(m.path, base)
 	return found && strings.EqualFold(got, want)
 }
 

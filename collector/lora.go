@@ -1,7 +1,8 @@
 package collector
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -21,20 +22,12 @@ func (w walker) configMapFields(volumes path, from []step) []schemas.Field {
 		items, _ := vm.value().([]any)
 		for _, item := range items {
 			v, _ := item.(map[string]any)
-			if cm, ok := v["configMap"].(map[string]any); ok {
-				if n, _ := cm["name"].(string); n != "" {
-					names = append(names, n)
-				}
-			}
+			names = appendConfigMap(names, v)
 			proj, _ := v["projected"].(map[string]any)
 			srcs, _ := proj["sources"].([]any)
 			for _, s := range srcs {
 				sm, _ := s.(map[string]any)
-				if cm, ok := sm["configMap"].(map[string]any); ok {
-					if n, _ := cm["name"].(string); n != "" {
-						names = append(names, n)
-					}
-				}
+				names = appendConfigMap(names, sm)
 			}
 		}
 	}
@@ -45,11 +38,7 @@ func (w walker) configMapFields(volumes path, from []step) []schemas.Field {
 			continue
 		}
 		data, _ := cm["data"].(map[string]any)
-		keys := make([]string, 0, len(data))
-		for k := range data {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(data))
 		for _, k := range keys {
 			text, _ := data[k].(string)
 			var doc any
@@ -65,6 +54,16 @@ func (w walker) configMapFields(volumes path, from []step) []schemas.Field {
 	return out
 }
 
+// appendConfigMap appends to names the ConfigMap a volume (or a projected
+// volume's source) names, if it names one.
+func appendConfigMap(names []string, src map[string]any) []string {
+	cm, _ := src["configMap"].(map[string]any)
+	if n, _ := cm["name"].(string); n != "" {
+		names = append(names, n)
+	}
+	return names
+}
+
 type adapterRef struct{ value, path string }
 
 // loraAdapters finds the adapters a configuration document lists: the
@@ -75,11 +74,7 @@ func loraAdapters(v any, loc string, inList bool) []adapterRef {
 	var out []adapterRef
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		for _, k := range keys {
 			lower := strings.ToLower(k)
 			list := inList || strings.Contains(lower, "lora") || strings.Contains(lower, "adapter") || lower == "ensureexist"

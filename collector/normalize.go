@@ -62,7 +62,7 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 		binders:    indexRules(profiles, func(p *profile) []boundRule { return p.bound }, func(b *boundRule) linkKind { return b.kind }),
 		linked:     linkedKinds(profiles),
 	}
-	if n.serving, err = newServingSignature(cfg.Serving); err != nil {
+	if n.serving, err = newServingSignature(decl.Serving, cfg.Serving); err != nil {
 		return nil, fmt.Errorf("new normalizer: %w", err)
 	}
 	for _, e := range append(append(builtinEnvAllow(), decl.Env...), cfg.EnvAllow...) {

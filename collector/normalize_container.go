@@ -1,7 +1,8 @@
 package collector
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -317,11 +318,7 @@ func (w walker) envMap(v any, loc string) ([]schemas.EnvVar, error) {
 	if !ok {
 		return nil, w.errorf(loc, "expected a map of env values, found %s", describe(v))
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	items := make([]any, 0, len(keys))
 	for _, k := range keys {
 		if _, _, err := w.scalar(m[k], joinKey(loc, k)); err != nil {

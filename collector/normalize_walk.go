@@ -54,31 +54,38 @@ func (w walker) scalar(v any, loc string) (string, bool, error) {
 }
 
 // fields reads the fields the rules find, from the root or relative to
-// from, sorted by name and locator.
+// from, sorted by name and locator. A YAML document held in a string is
+// parsed once, however many rules read it.
 func (w walker) fields(rules []fieldRule, from []step) ([]schemas.Field, error) {
 	var out []schemas.Field
+	var docs map[string]any // by the locator of the string holding them
 	for _, r := range rules {
 		for _, m := range r.path.walk(w.root, from) {
+			loc := m.locator()
 			if r.fromKey {
-				out = append(out, schemas.Field{Name: r.name, Value: m.key, Locator: m.locator()})
+				out = append(out, schemas.Field{Name: r.name, Value: m.key, Locator: loc})
 				continue
 			}
-			v, ok, err := w.scalar(m.value(), m.locator())
+			v, ok, err := w.scalar(m.value(), loc)
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
 				continue
 			}
-			if r.yaml != nil {
-				fs, err := w.yamlFields(r, v, m.locator())
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, fs...)
+			if r.yaml == nil {
+				out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: loc})
 				continue
 			}
-			out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: m.locator()})
+			doc, parsed := docs[loc]
+			if !parsed {
+				if docs == nil {
+					docs = map[string]any{}
+				}
+				doc = yamlDocument(v)
+				docs[loc] = doc
+			}
+			out = append(out, w.yamlFields(r, doc, loc)...)
 		}
 	}
 	return sortFields(out), nil
@@ -314,26 +321,31 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// yamlFields reads the fields a YAML document held in a string gives:
-// the scalars sub reaches in it. Their locators are the string's locator,
-// a colon and the path inside the document. A value that is no document
-// of maps and lists gives nothing.
-func (w walker) yamlFields(r fieldRule, text, loc string) ([]schemas.Field, error) {
+// yamlDocument is the YAML document held in text; nil when there is none
+// (empty, too large, or not YAML).
+func yamlDocument(text string) any {
 	const maxDocument = 1 << 20
 	if text == "" || len(text) > maxDocument {
-		return nil, nil
+		return nil
 	}
 	var doc any
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
-		return nil, nil
+		return nil
 	}
+	return doc
+}
+
+// yamlFields reads the fields a YAML document held in a string gives:
+// the scalars r.yaml reaches in it. Their locators are the string's
+// locator, a colon and the path inside the document. A document of no
+// maps and lists gives nothing.
+func (w walker) yamlFields(r fieldRule, doc any, loc string) []schemas.Field {
 	var out []schemas.Field
 	for _, m := range r.yaml.walk(doc, nil) {
-		v, ok, err := w.scalar(m.value(), loc+":"+m.locator())
-		if err != nil || !ok {
-			continue
+		dloc := loc + ":" + m.locator()
+		if v, ok, err := w.scalar(m.value(), dloc); err == nil && ok {
+			out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: dloc})
 		}
-		out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: loc + ":" + m.locator()})
 	}
-	return out, nil
+	return out
 }

@@ -37,12 +37,11 @@ var ErrOwnerCycle = errors.New("owner references form a cycle")
 var ErrOwnerUnseen = errors.New("owner not seen")
 
 // UnseenOwnerError is RollUp's error when an owner of a known owner kind
-// is not in the lookup (not watched, not synced yet, or gone): Last is the
-// top-most object seen, Owner the reference it names. It wraps
-// ErrOwnerUnseen.
+// is not in the lookup (not watched, not synced yet, or gone): Owner is
+// the reference that names it. It wraps ErrOwnerUnseen.
 type UnseenOwnerError struct {
-	Object, Last Object
-	Owner        OwnerRef
+	Object Object
+	Owner  OwnerRef
 }
 
 func (e *UnseenOwnerError) Error() string {
@@ -86,7 +85,7 @@ func (n *Normalizer) RollUp(o Object, lookup func(uid string) (Object, bool)) (O
 		seen[ref.UID] = true
 		next, ok := lookup(ref.UID)
 		if !ok {
-			return Object{}, &UnseenOwnerError{Object: o, Last: cur, Owner: *ref}
+			return Object{}, &UnseenOwnerError{Object: o, Owner: *ref}
 		}
 		cur = next
 	}

@@ -3,6 +3,7 @@ package collector
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -20,39 +21,38 @@ type servingSignature struct {
 	flags, env       map[string]bool
 }
 
-// newServingSignature compiles the built-in signature and more.
-func newServingSignature(more schemas.ServingSignature) (*servingSignature, error) {
-	decl, err := schemas.DeclaredArguments()
-	if err != nil {
+// newServingSignature compiles the built-in signature (builtin, of
+// schemas.DeclaredArguments) and more.
+func newServingSignature(builtin, more schemas.ServingSignature) (*servingSignature, error) {
+	s := &servingSignature{flags: map[string]bool{}, env: map[string]bool{}}
+	var err error
+	if s.images, err = compilePatterns("image", builtin.Images, more.Images); err != nil {
 		return nil, err
 	}
-	sig := decl.Serving
-	sig.Images = append(append([]string(nil), sig.Images...), more.Images...)
-	sig.Commands = append(append([]string(nil), sig.Commands...), more.Commands...)
-	sig.Flags = append(append([]string(nil), sig.Flags...), more.Flags...)
-	sig.Env = append(append([]string(nil), sig.Env...), more.Env...)
-	s := &servingSignature{flags: map[string]bool{}, env: map[string]bool{}}
-	for _, p := range sig.Images {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("serving image pattern %q: %w", p, err)
-		}
-		s.images = append(s.images, re)
+	if s.commands, err = compilePatterns("command", builtin.Commands, more.Commands); err != nil {
+		return nil, err
 	}
-	for _, p := range sig.Commands {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("serving command pattern %q: %w", p, err)
-		}
-		s.commands = append(s.commands, re)
-	}
-	for _, f := range sig.Flags {
+	for _, f := range slices.Concat(builtin.Flags, more.Flags) {
 		s.flags[f] = true
 	}
-	for _, e := range sig.Env {
+	for _, e := range slices.Concat(builtin.Env, more.Env) {
 		s.env[e] = true
 	}
 	return s, nil
+}
+
+// compilePatterns compiles the patterns of both lists, in order; what
+// names them in an error.
+func compilePatterns(what string, builtin, more []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range slices.Concat(builtin, more) {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("serving %s pattern %q: %w", what, p, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
 }
 
 // MayServe reports whether some container of in may serve a model: its
@@ -79,7 +79,7 @@ func (s *servingSignature) container(ct *schemas.Container) bool {
 			}
 		}
 	}
-	line := strings.Join(append(append([]string(nil), ct.Command...), ct.Args...), " ")
+	line := strings.Join(slices.Concat(ct.Command, ct.Args), " ")
 	for _, re := range s.commands {
 		if re.MatchString(line) {
 			return true
