@@ -32,8 +32,7 @@ type runtimeRule struct {
 	images, commands, argsOnly, hints []pattern
 	clients                           []pattern
 	fields                            []fieldMatcher
-	engineFlags, subcommands, wraps   map[string]bool
-	modelFlags, versionFields         map[string]bool
+	subcommands, wraps, modelFlags    map[string]bool
 	kinds                             map[string]string
 	ref                               string // bom-ref at no version: "runtime:" + Name
 }
@@ -257,8 +256,8 @@ func (r *rules) compileRuntimes(rts []RuntimeRule) error {
 // kinds.
 func compileRuntime(rt RuntimeRule) (*runtimeRule, error) {
 	where := "runtimes[" + rt.Name + "]"
-	c := &runtimeRule{RuntimeRule: rt, engineFlags: set(rt.EngineFlags), subcommands: set(rt.Subcommands), wraps: set(rt.Wraps),
-		modelFlags: set(rt.ModelFlags), versionFields: set(rt.VersionFields), kinds: map[string]string{}, ref: "runtime:" + rt.Name}
+	c := &runtimeRule{RuntimeRule: rt, subcommands: set(rt.Subcommands), wraps: set(rt.Wraps), modelFlags: set(rt.ModelFlags),
+		kinds: map[string]string{}, ref: "runtime:" + rt.Name}
 	for _, ps := range []struct {
 		name string
 		in   []PatternRule

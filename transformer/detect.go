@@ -361,6 +361,14 @@ func (c *compDetect) hitOf(name string) *runtimeHit {
 
 // hit records that rule runs here with confidence conf, on the evidence p.
 func (c *compDetect) hit(rule *runtimeRule, conf string, p proof) *runtimeHit {
+	h := c.runs(rule, conf)
+	h.proofs.add(p)
+	return h
+}
+
+// runs records that rule runs here with confidence conf, and returns its
+// local hit.
+func (c *compDetect) runs(rule *runtimeRule, conf string) *runtimeHit {
 	h := c.hitOf(rule.Name)
 	if h == nil {
 		h = newRuntimeHit(rule, conf)
@@ -370,24 +378,20 @@ func (c *compDetect) hit(rule *runtimeRule, conf string, p proof) *runtimeHit {
 		c.hits = append(c.hits, h)
 	}
 	h.conf = stronger(h.conf, conf)
-	h.proofs.add(p)
 	return h
 }
 
-// backend records that wrapper runs engine, with the evidence p.
+// backend records that wrapper runs engine, with the evidence p. A
+// wrapper's engine is in c.backends once.
 func (c *compDetect) backend(wrapper, engine string, p proof) {
-	found := false
+	c.engineProofs = append(c.engineProofs, namedProof{name: engine, p: p})
 	for i := range c.backends {
 		if b := &c.backends[i]; b.wrapper == wrapper && b.engine == engine {
 			b.conf = stronger(b.conf, p.conf)
-			found = true
-			break
+			return
 		}
 	}
-	if !found {
-		c.backends = append(c.backends, wrapperBackend{wrapper: wrapper, engine: engine, conf: stronger("", p.conf)})
-	}
-	c.engineProofs = append(c.engineProofs, namedProof{name: engine, p: p})
+	c.backends = append(c.backends, wrapperBackend{wrapper: wrapper, engine: engine, conf: stronger("", p.conf)})
 }
 
 // setting records a setting; prop is its full property name.

@@ -2,7 +2,6 @@ package transformer
 
 import (
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -56,37 +55,28 @@ func wrappersIn(wrappers []*runtimeHit, cd *compDetect, wl *compDetect) []*runti
 // gets a local hit wrapped by w. It reports whether there was any.
 func (r *rules) declaredBackends(cd *compDetect, w *runtimeHit) bool {
 	wn := w.rule.Name
-	var engines []string
+	var buf [4]wrapperBackend
+	claimed := buf[:0] // each engine once (see compDetect.backend)
 	for _, b := range cd.backends {
 		if b.wrapper == wn {
-			engines = append(engines, b.engine)
+			claimed = append(claimed, b)
 		}
 	}
-	sort.Strings(engines)
-	for _, eng := range engines {
-		var conf string
-		for _, b := range cd.backends {
-			if b.wrapper == wn && b.engine == eng {
-				conf = b.conf
-			}
-		}
-		w.backends = strengthen(w.backends, eng, conf)
+	slices.SortFunc(claimed, func(a, b wrapperBackend) int { return strings.Compare(a.engine, b.engine) })
+	for _, b := range claimed {
+		eng := b.engine
+		w.backends = strengthen(w.backends, eng, b.conf)
 		er := r.byName[eng]
 		if er == nil || !w.rule.wraps[eng] {
 			// A backend that is no engine of ours (huggingface): evidence on the wrapper.
 			w.proofs = cd.engineEvidence(w.proofs, eng)
 			continue
 		}
-		eh := cd.hitOf(eng)
-		if eh == nil {
-			eh = newRuntimeHit(er, conf)
-			cd.hits = append(cd.hits, eh)
-		}
-		eh.conf = stronger(eh.conf, conf)
+		eh := cd.runs(er, b.conf)
 		eh.proofs = cd.engineEvidence(eh.proofs, eng)
 		eh.wrappedBy.add(wn)
 	}
-	return len(engines) > 0
+	return len(claimed) > 0
 }
 
 // engineEvidence appends to ps the evidence naming eng as a wrapper's

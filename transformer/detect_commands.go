@@ -21,9 +21,7 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info
 		}
 		h := cd.hit(rt, conf, proof{conf: conf, value: hm.value, locator: x.loc(src)})
 		if m, ok := x.matchOf(rt.Name); ok && x.img != nil {
-			if v, variant, how := x.imageVersion(m); v != "" {
-				h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
-			}
+			x.imageVersionClaim(h, m)
 		}
 		if p.backend != "" {
 			cd.backend(rt.Name, p.backend, proof{conf: confDeclared, value: hm.value, locator: x.loc(src)})

@@ -131,6 +131,14 @@ func (c *ctrScope) imageVersion(m imageMatch) (version, variant, how string) {
 	return c.img.tagVersion, c.img.tagVariant, c.img.tagHow
 }
 
+// imageVersionClaim gives h the version the image says of the engine of
+// m, inferred, if it says one.
+func (c *ctrScope) imageVersionClaim(h *runtimeHit, m imageMatch) {
+	if v, variant, how := c.imageVersion(m); v != "" {
+		h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: c.imageLoc}})
+	}
+}
+
 // matchOf is the image match of the runtime named name, if any.
 func (c *ctrScope) matchOf(name string) (imageMatch, bool) {
 	for _, m := range c.matches {

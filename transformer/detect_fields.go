@@ -36,9 +36,9 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 	r.versionFieldClaims(cd, fields)
 	r.defaultClaims(cd, fields)
 	if version != nil {
-		if v, variant := ParseVersion(version.Value); v != "" {
+		if vc, ok := fieldVersion(version); ok {
 			for _, h := range fieldHits {
-				h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confDeclared, value: "field runtimeVersion=" + version.Value, locator: version.Locator}})
+				h.versions = append(h.versions, vc)
 			}
 		}
 	}
@@ -124,17 +124,30 @@ func sourced(fields []schemas.Field, f *schemas.Field, source string) bool {
 func (r *rules) versionFieldClaims(cd *compDetect, fields []schemas.Field) {
 	for i := range fields {
 		f := &fields[i]
-		for _, rt := range r.versionFields[f.Name] {
-			h := cd.hitOf(rt.Name)
-			if h == nil {
-				continue
-			}
-			if v, variant := ParseVersion(f.Value); v != "" {
-				h.versions = append(h.versions, versionClaim{version: v, variant: variant,
-					proof: proof{conf: confDeclared, value: "field " + f.Name + "=" + f.Value, locator: f.Locator}})
+		rts := r.versionFields[f.Name]
+		if len(rts) == 0 {
+			continue
+		}
+		vc, ok := fieldVersion(f)
+		if !ok {
+			continue
+		}
+		for _, rt := range rts {
+			if h := cd.hitOf(rt.Name); h != nil {
+				h.versions = append(h.versions, vc)
 			}
 		}
 	}
+}
+
+// fieldVersion is the version f states, declared; ok is false when its
+// value is no version.
+func fieldVersion(f *schemas.Field) (vc versionClaim, ok bool) {
+	v, variant := ParseVersion(f.Value)
+	if v == "" {
+		return vc, false
+	}
+	return versionClaim{version: v, variant: variant, proof: proof{conf: confDeclared, value: "field " + f.Name + "=" + f.Value, locator: f.Locator}}, true
 }
 
 // truncations reads the collector's marks of what it cut

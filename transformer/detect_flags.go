@@ -11,11 +11,7 @@ import (
 // to it).
 func (x *ctrScope) entrypointFlagClaims(inv *Invocation) {
 	for _, m := range x.matches {
-		for _, f := range inv.Flags {
-			if f.HasValue && m.rule.modelFlags[f.Name] {
-				x.claim(modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
-			}
-		}
+		x.engineModelFlags(inv, m.rule)
 	}
 }
 

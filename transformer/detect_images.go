@@ -85,10 +85,7 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 	for _, m := range info.matches {
 		rt := m.rule
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
-		v, variant, how := x.imageVersion(m)
-		if v != "" {
-			h.versions = append(h.versions, versionClaim{version: v, variant: variant, proof: proof{conf: confInferred, value: how, locator: x.imageLoc}})
-		}
+		x.imageVersionClaim(h, m)
 		if m.backend != "" {
 			cd.backend(rt.Name, m.backend, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		}

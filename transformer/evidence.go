@@ -110,13 +110,7 @@ func proofValueCmp(p proof, v string) int { return strings.Compare(p.value, v) }
 // repeats. It sorts ps by locator.
 func occurrences(occ []cdx.EvidenceOccurrence, ps proofs) []cdx.EvidenceOccurrence {
 	slices.SortFunc(ps, func(x, y proof) int { return strings.Compare(x.locator, y.locator) })
-	n := 0
-	for i := range ps {
-		if ps[i].locator != "" && (i == 0 || ps[i].locator != ps[i-1].locator) {
-			n++
-		}
-	}
-	occ = slices.Grow(occ, n)
+	occ = slices.Grow(occ, len(ps))
 	for i := range ps {
 		if ps[i].locator != "" && (i == 0 || ps[i].locator != ps[i-1].locator) {
 			occ = append(occ, cdx.EvidenceOccurrence{Location: ps[i].locator})

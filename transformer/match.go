@@ -236,8 +236,3 @@ func (r *rules) matchWord(w string) *wordInfo {
 
 // shell parses a script.
 func (r *rules) shell(src string) *shellScript { return r.memo.shells.get(src, parseShell) }
-
-// model classifies a model value (ignored, id, kind and key); hf says the
-// value can only be a Hugging Face id. Not memoized: three ignore patterns
-// and string tests, 1-3% of a render.
-func (r *rules) model(v string, hf bool) modelInfo { return r.classify(v, hf) }

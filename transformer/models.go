@@ -74,11 +74,11 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 	}
 	for _, u := range uriKinds {
 		if foldedHasPrefix(lower, u.prefix) {
-			return withoutUserinfo(v), u.kind, ""
+			return v, u.kind, ""
 		}
 	}
 	if i := strings.Index(v, "://"); i > 0 {
-		return withoutUserinfo(v), strings.ToLower(v[:i]), ""
+		return v, strings.ToLower(v[:i]), ""
 	}
 	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~") {
 		return v, locPath, ""
@@ -151,7 +151,9 @@ type modelInfo struct {
 }
 
 // classify is what the rules make of a model value: ignored, or its id,
-// location kind and pinned revision.
+// location kind and pinned revision; hf says the value can only be a
+// Hugging Face id. Not memoized: three ignore patterns and string tests,
+// 1-3% of a render.
 func (r *rules) classify(v string, hf bool) modelInfo {
 	if r.ignoredModel(v) {
 		return modelInfo{ignored: true}
@@ -193,7 +195,7 @@ func modelRefOf(kind, id string) string {
 
 // addModel records a model claim of the component cd.
 func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
-	mi := r.model(m.value, m.hf)
+	mi := r.classify(m.value, m.hf)
 	if mi.ignored {
 		return
 	}

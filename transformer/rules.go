@@ -78,10 +78,7 @@ type CodeRule struct {
 	Dest     []string `json:"dest,omitempty"`
 }
 
-// Arguments declares what the rules read of a command line: every flag whose
-// value some rule reads, the flags that never take a value, and the env vars
-// read as arguments. The collector keeps only these values (schemas/arguments.json
-// is this declaration for the built-in rules).
+// RuntimeRule says how one serving engine shows itself.
 type RuntimeRule struct {
 	Name        string         `json:"name"`
 	Title       string         `json:"title,omitempty"`

@@ -255,18 +255,18 @@ func joinPath(dir, p string) string {
 // within that volume, through the mount whose path is its longest prefix.
 func onVolume(ct *schemas.Container, p string) (vol, rel string, ok bool) {
 	p = pathpkg.Clean(p)
-	best := -1
+	best, bestPath := -1, ""
 	for i, m := range ct.Mounts {
 		mp := pathpkg.Clean(m.Path)
-		if (p == mp || strings.HasPrefix(p, mp+"/") || mp == "/") && (best < 0 || len(mp) > len(pathpkg.Clean(ct.Mounts[best].Path))) {
-			best = i
+		if (p == mp || strings.HasPrefix(p, mp+"/") || mp == "/") && (best < 0 || len(mp) > len(bestPath)) {
+			best, bestPath = i, mp
 		}
 	}
 	if best < 0 {
 		return "", "", false
 	}
 	m := ct.Mounts[best]
-	rest := strings.TrimPrefix(strings.TrimPrefix(p, pathpkg.Clean(m.Path)), "/")
+	rest := strings.TrimPrefix(strings.TrimPrefix(p, bestPath), "/")
 	return m.Volume, pathpkg.Join("/", m.SubPath, rest), true
 }
 
