@@ -87,7 +87,6 @@ func TestSoak(t *testing.T) {
 			nextRO = time.Now().Add(time.Duration(30+rand.IntN(90)) * time.Second)
 		}
 	}
-	time.Sleep(2 * time.Second)
 	drain(t, proc, bin, outFile, errFile, args, 10*time.Minute)
 	t.Logf("%s: %d rounds of changes, %d kills, %d read-only periods", d, rounds, kills, readOnly)
 	checkAfterKills(t, data, hist, outPath, workloads, 0)
