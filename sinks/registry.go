@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,11 @@ type Deps struct {
 	// Getenv reads the environment, for credentials named by an *Env key
 	// (see ReadSecret). Nil means os.Getenv is not consulted: no variable is set.
 	Getenv func(string) string
+	// SpecVersion is the CycloneDX version of the bodies the sink gets:
+	// Spec16 ("" too), or Spec17 when its entry says specVersion: "1.7"
+	// (Registry.New then converts them; see WithSpecVersion). A sink reads
+	// it to label what it writes and to check that its store takes it.
+	SpecVersion string
 }
 
 // Type is one kind of sink: how its configuration is read and how it is built.
@@ -113,11 +119,15 @@ func (r Registry) New(ctx context.Context, typ, name string, cfg Config, deps De
 	if deps.Getenv == nil {
 		deps.Getenv = func(string) string { return "" }
 	}
+	if err := ValidSpecVersion(deps.SpecVersion); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", name, err)
+	}
+	deps.SpecVersion = cmp.Or(deps.SpecVersion, Spec16)
 	s, err := t.New(ctx, cfg, deps)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", name, err)
 	}
-	return s, nil
+	return WithSpecVersion(s, deps.SpecVersion), nil
 }
 
 // DecodeConfig decodes raw into the struct pointed to by into, using its

@@ -71,6 +71,8 @@ func TestConfigFileLoads(t *testing.T) {
 		"sinks.gcs.runner.maxAttempts=0", "sinks.gcs.runner.attemptTimeout=1m",
 		"sinks.dependencytrack.hierarchy=false", "sinks.dependencytrack.autoCreate=false",
 		"sinks.dependencytrack.pollInterval=5s",
+		"sinks.dependencytrack.parents=plain",
+		"sinks.gcs.specVersion=1.7", "sinks.file.specVersion=1.6",
 		"sinks.oci.plainHTTP=true", "sinks.oci.checkRegistries={registry.example.com}",
 		"log.level=debug", "log.format=console",
 	}, allSinks...), natsAuth...)
@@ -98,6 +100,13 @@ func TestConfigFileLoads(t *testing.T) {
 			}
 			if name == "every option" && (cm.Data["profiles.yaml"] == "" || cm.Data["rules.yaml"] == "") {
 				t.Fatalf("profiles and rules not rendered: %v", sortedKeys(cm.Data))
+			}
+			if name == "every option" {
+				for _, want := range []string{"specVersion: \"1.7\"", "parents: plain"} {
+					if !strings.Contains(cm.Data["bomstream.yaml"], want) {
+						t.Errorf("bomstream.yaml lacks %s:\n%s", want, cm.Data["bomstream.yaml"])
+					}
+				}
 			}
 			cmd := exec.Command(bin, "sink", "check", "stdout", "--config", filepath.Join(dir, "bomstream.yaml"))
 			cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}

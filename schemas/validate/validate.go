@@ -36,8 +36,10 @@ const (
 // Validator checks events and BOMs against their JSON Schemas. The schemas are
 // compiled once, by New; a Validator is safe for concurrent use.
 type Validator struct {
-	events map[string]*jsonschema.Schema // by event type
-	bom    *jsonschema.Schema            // nil when built without CycloneDX schemas
+	events   map[string]*jsonschema.Schema // by event type
+	bom      *jsonschema.Schema            // nil when built without CycloneDX schemas
+	dir      string                        // where the BOM schema came from
+	official bool                          // every referenced schema read from dir
 }
 
 // New compiles the event schemas and, when cdxDir is not empty, the
@@ -84,8 +86,56 @@ func New(cdxDir string) (*Validator, error) {
 	if v.bom, err = c.Compile(cdxBOMSchema); err != nil {
 		return nil, fmt.Errorf("compile cyclonedx 1.6 schema from %s: %w", cdxDir, err)
 	}
+	v.dir, v.official = cdxDir, true
 	return v, nil
 }
+
+// New17 returns a Validator whose ValidateBOM checks CycloneDX 1.7 JSON
+// against bom-1.7.schema.json in cdxDir, with the spdx, jsf and
+// cryptography-defs schemas it references. The cyclonedx-go module ships
+// no cryptography-defs.schema.json: when cdxDir has none, its two enums
+// (algorithm families, elliptic curves) are checked as plain strings, and
+// Official reports false.
+func New17(cdxDir string) (*Validator, error) {
+	v, err := New("")
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for id, candidates := range map[string][]string{
+		"bom-1.7.schema.json":  {"bom-1.7.schema.json"},
+		"spdx.schema.json":     {"spdx.schema.json"},
+		"jsf-0.82.schema.json": {"jsf-0.82.schema.json", "jsf-0.82.schemax.json"},
+	} {
+		if err := addResource(c, cdxSchemaBase+id, func() ([]byte, error) { return readFirst(cdxDir, candidates) }); err != nil {
+			return nil, err
+		}
+	}
+	v.official = true
+	crypto := func() ([]byte, error) { return readFirst(cdxDir, []string{"cryptography-defs.schema.json"}) }
+	if _, err := os.Stat(filepath.Join(cdxDir, "cryptography-defs.schema.json")); err != nil {
+		v.official = false
+		crypto = func() ([]byte, error) {
+			return []byte(`{"definitions":{"algorithmFamiliesEnum":{"type":"string"},"ellipticCurvesEnum":{"type":"string"}}}`), nil
+		}
+	}
+	if err := addResource(c, cdxSchemaBase+"cryptography-defs.schema.json", crypto); err != nil {
+		return nil, err
+	}
+	if v.bom, err = c.Compile(cdxSchemaBase + "bom-1.7.schema.json"); err != nil {
+		return nil, fmt.Errorf("compile cyclonedx 1.7 schema from %s: %w", cdxDir, err)
+	}
+	v.dir = cdxDir
+	return v, nil
+}
+
+// Official reports whether the BOM schema was compiled from a complete
+// official schema folder (see New17); Dir names that folder.
+func (v *Validator) Official() bool { return v.official }
+
+// Dir is the folder the CycloneDX schema was read from ("" without one).
+func (v *Validator) Dir() string { return v.dir }
 
 func addResource(c *jsonschema.Compiler, url string, read func() ([]byte, error)) error {
 	b, err := read()
@@ -133,7 +183,8 @@ func (v *Validator) ValidateEvent(raw []byte) error {
 	return nil
 }
 
-// ValidateBOM checks CycloneDX 1.6 JSON against the official schema.
+// ValidateBOM checks CycloneDX JSON against the official schema of the
+// Validator's version (1.6 from New, 1.7 from New17).
 func (v *Validator) ValidateBOM(raw []byte) error {
 	if v.bom == nil {
 		return errors.New("validate bom: validator built without the cyclonedx schema")
@@ -162,6 +213,55 @@ var cycloneDX = sync.OnceValues(func() (*Validator, error) {
 	return New(dir)
 })
 
+// CycloneDX17 returns a Validator with the CycloneDX 1.7 schema found by
+// CycloneDX17SchemaDir, compiled once per process like CycloneDX's.
+func CycloneDX17() (*Validator, error) { return cycloneDX17() }
+
+var cycloneDX17 = sync.OnceValues(func() (*Validator, error) {
+	dir, err := CycloneDX17SchemaDir()
+	if err != nil {
+		return nil, err
+	}
+	return New17(dir)
+})
+
+// CycloneDX17SchemaDir finds the CycloneDX 1.7 JSON schemas: the folder
+// named by $BOMSTREAM_CYCLONEDX17_SCHEMA_DIR, else
+// ../shared/schemas/cyclonedx-1.7 above the working directory (the official
+// 1.7.1 schemas, complete), else the schema/ folder of the cyclonedx-go
+// module (which lacks cryptography-defs.schema.json; see New17).
+func CycloneDX17SchemaDir() (string, error) {
+	if d := os.Getenv(envCDXSchemaDir + "17"); d != "" {
+		return d, nil
+	}
+	if d, ok := SharedSchemaDir("cyclonedx-1.7", "bom-1.7.schema.json"); ok {
+		return d, nil
+	}
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", cdxModule).Output()
+	if d := strings.TrimSpace(string(out)); err == nil && d != "" {
+		p := filepath.Join(d, "schema")
+		if _, err := os.Stat(filepath.Join(p, "bom-1.7.schema.json")); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("cyclonedx 1.7 schema not found (set %s17, or provide shared/schemas/cyclonedx-1.7 above the working directory)", envCDXSchemaDir)
+}
+
+// SharedSchemaDir finds shared/schemas/<name> holding file above the working
+// directory (where CI keeps the official schemas).
+func SharedSchemaDir(name, file string) (string, bool) {
+	wd, _ := os.Getwd()
+	for d := wd; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "schemas", name)
+		if _, err := os.Stat(filepath.Join(p, file)); err == nil {
+			return p, true
+		}
+		if d == filepath.Dir(d) {
+			return "", false
+		}
+	}
+}
+
 // CycloneDXSchemaDir finds the official CycloneDX JSON schemas: the folder named
 // by $BOMSTREAM_CYCLONEDX_SCHEMA_DIR, else the schema/ folder of the
 // cyclonedx-go module this build uses (located with `go list`, so it needs the
@@ -182,16 +282,10 @@ func CycloneDXSchemaDir() (string, error) {
 	} else {
 		tried = append(tried, "go list -m "+cdxModule)
 	}
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "schemas", "cyclonedx-1.6")
-		if _, err := os.Stat(filepath.Join(p, "bom-1.6.schema.json")); err == nil {
-			return p, nil
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
+	if p, ok := SharedSchemaDir("cyclonedx-1.6", "bom-1.6.schema.json"); ok {
+		return p, nil
 	}
+	wd, _ := os.Getwd()
 	tried = append(tried, "shared/schemas/cyclonedx-1.6 above "+wd)
 	return "", fmt.Errorf("cyclonedx 1.6 schema not found (set %s; tried %s)", envCDXSchemaDir, strings.Join(tried, ", "))
 }

@@ -15,34 +15,51 @@ type need struct {
 	what  string
 }
 
-// needs lists the permissions the configured features need.
-func (s *Sink) needs() []need {
+// needs lists the permissions the configured features need on srv's line:
+// 4.x knows one PORTFOLIO_MANAGEMENT; 5.x also takes the fine-grained
+// PORTFOLIO_MANAGEMENT_CREATE, _UPDATE and _DELETE in its place.
+func (s *Sink) needs(srv server) []need {
 	out := []need{
 		{[]string{PermBOMUpload}, "upload BOMs"},
-		{[]string{PermViewPortfolio}, "look projects up and confirm each import"},
+		{[]string{PermViewPortfolio}, "look projects up, confirm each import and list the children of parent projects"},
 	}
-	var pm []string
+	var create, update, del []string
 	if s.cfg.hierarchy() {
-		pm = append(pm, "create the cluster and namespace projects")
+		create = append(create, "create the cluster and namespace projects")
 	}
 	switch s.cfg.OnTombstone {
 	case TombstoneDeactivate:
-		pm = append(pm, "deactivate the projects of deleted workloads and reactivate them when they come back")
+		update = append(update, "deactivate the projects of deleted workloads and reactivate them when they come back")
 	case TombstoneDelete:
-		pm = append(pm, "delete the projects of deleted workloads")
+		del = append(del, "delete the projects of deleted workloads")
 	}
-	pm = append(pm, "keep the tags of existing projects current")
-	out = append(out, need{[]string{PermPortfolioManagement}, strings.Join(pm, ", ")})
+	update = append(update, "keep the tags, parent and latest flag of existing projects current")
+	autoCreate := []string{PermProjectCreationUpload, PermPortfolioManagement}
+	if !srv.v5 {
+		out = append(out, need{[]string{PermPortfolioManagement}, strings.Join(append(append(create, del...), update...), ", ")})
+	} else {
+		autoCreate = append(autoCreate, PermPortfolioCreate)
+		for _, n := range []struct {
+			fine string
+			what []string
+		}{{PermPortfolioCreate, create}, {PermPortfolioUpdate, update}, {PermPortfolioDelete, del}} {
+			if len(n.what) > 0 {
+				out = append(out, need{[]string{PermPortfolioManagement, n.fine}, strings.Join(n.what, ", ")})
+			}
+		}
+	}
 	if s.cfg.autoCreate() {
-		out = append(out, need{[]string{PermProjectCreationUpload, PermPortfolioManagement}, "create workload projects on upload (autoCreate)"})
+		out = append(out, need{autoCreate, "create workload projects on upload (autoCreate)"})
 	}
 	return out
 }
 
 // Check implements sinks.Checker: the API server answers GET /api/version
-// with a supported version, the API key is valid (GET /api/v1/team/self,
-// which needs no permission and lists the key's team's permissions), and
-// the team holds each permission the configuration needs. It writes nothing.
+// with a supported version that takes what the configuration sends (its
+// line and the features in use are named), the API key is valid (GET
+// /api/v1/team/self, which needs no permission and lists the key's team's
+// permissions), and the team holds each permission the configuration
+// needs, named as the server's line names them. It writes nothing.
 func (s *Sink) Check(ctx context.Context) []sinks.Check {
 	var out []sinks.Check
 	v, err := s.serverVersion(ctx)
@@ -50,11 +67,8 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 	if err != nil {
 		return out
 	}
-	var verr error
-	if !versionAtLeast(v, MinVersion) {
-		verr = fmt.Errorf("Dependency-Track %s is older than %s, the oldest version this sink supports: upgrade it", v, MinVersion)
-	}
-	out = append(out, sinks.Check{Name: "Dependency-Track version " + v + " supported", Err: verr})
+	srv := serverOf(v)
+	out = append(out, sinks.Check{Name: fmt.Sprintf("Dependency-Track version %s supported (features in use: %s)", v, strings.Join(srv.features(s.cfg, s.spec), ", ")), Err: s.usable(srv)})
 
 	var self struct {
 		Name        string `json:"name"`
@@ -79,7 +93,7 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 	for _, p := range self.Permissions {
 		held[p.Name] = true
 	}
-	for _, n := range s.needs() {
+	for _, n := range s.needs(srv) {
 		var err error
 		ok := false
 		for _, p := range n.perms {

@@ -24,6 +24,16 @@ const (
 	DefaultPollInterval      = 2 * time.Second
 )
 
+// How the cluster and namespace projects are made (Config.Parents).
+const (
+	// ParentsPlain: plain projects, as before collection projects existed.
+	ParentsPlain = "plain"
+	// ParentsCollection: collection projects (Dependency-Track 4.13+) that
+	// aggregate their direct children's metrics, or only those of children
+	// carrying CollectionTag. They are never an upload target.
+	ParentsCollection = "collection"
+)
+
 // What a tombstone does to the workload's project (Config.OnTombstone).
 const (
 	TombstoneDeactivate = "deactivate"
@@ -60,6 +70,12 @@ type Config struct {
 	ClusterProject   string `yaml:"clusterProject"`
 	NamespaceProject string `yaml:"namespaceProject"`
 	ParentVersion    string `yaml:"parentVersion"`
+	// Parents is what the cluster and namespace projects are: "plain"
+	// (default) or "collection" (collection projects, 4.13+). With
+	// CollectionTag set, a collection parent aggregates only the children
+	// carrying that tag (add it to Tags to tag every workload project).
+	Parents       string `yaml:"parents"`
+	CollectionTag string `yaml:"collectionTag"`
 	// AutoCreate lets an upload create the workload's project. Unset means
 	// true; false needs every project to exist beforehand.
 	AutoCreate *bool `yaml:"autoCreate"`
@@ -94,6 +110,7 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) hierarchy() bool  { return c.Hierarchy == nil || *c.Hierarchy }
+func (c Config) parents() string  { return cmp.Or(c.Parents, ParentsPlain) }
 func (c Config) autoCreate() bool { return c.AutoCreate == nil || *c.AutoCreate }
 
 // sample is the workload templates are tried on by Validate.
@@ -138,6 +155,21 @@ func (c Config) Validate() error {
 		if strings.TrimSpace(tag) == "" || strings.Contains(tag, ",") {
 			errs = append(errs, fmt.Errorf("tags[%d]: %q: want a non-blank tag without commas", i, tag))
 		}
+	}
+	switch c.parents() {
+	case ParentsPlain:
+		if c.CollectionTag != "" {
+			errs = append(errs, errors.New("collectionTag: only for parents: collection"))
+		}
+	case ParentsCollection:
+		if !c.hierarchy() {
+			errs = append(errs, errors.New("parents: collection needs hierarchy on"))
+		}
+		if strings.ContainsAny(c.CollectionTag, ",") || (c.CollectionTag != "" && strings.TrimSpace(c.CollectionTag) == "") {
+			errs = append(errs, fmt.Errorf("collectionTag: %q: want a non-blank tag without commas", c.CollectionTag))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("parents: %q: want plain or collection", c.Parents))
 	}
 	switch d.OnTombstone {
 	case TombstoneDeactivate, TombstoneDelete, TombstoneKeep:

@@ -32,19 +32,38 @@
 // runner skips superseded BOMs; one that comes anyway changes nothing); the
 // history stays in the stream.
 //
+// The sink speaks both release lines (server.go): it reads the version
+// when it connects and recognises the 4.x and the 5.x wording of every
+// error it acts on. A parent deleted or deactivated behind its back (4.x:
+// 404 "... parent component ..." or 400; 5.x: 404 "... parent project ..."
+// or 500 "Uncaught internal server error") is repaired and the upload tried
+// once more. With parents: collection the cluster and namespace projects
+// are collection projects, never an upload target. On 5.1 the upload's
+// isActive reactivates a project; elsewhere a PATCH does.
+//
 // Each project carries the tags cluster:<name>, namespace:<name>,
-// kind:<kind>, runtime:<name> for each serving runtime in the BOM, and the
-// configured ones, lower-cased; they replace the project's tags on every
-// upload (Dependency-Track does so only for a key holding
-// PORTFOLIO_MANAGEMENT). A tombstone deactivates the project (PATCH with
-// active false and isLatest as it was, since PATCH takes an absent active
-// as true and an absent isLatest as false), deletes it, or keeps it; a
-// later BOM of the same workload reactivates it. A stale tombstone
+// kind:<kind>, runtime:<name> for each serving runtime in the BOM, the
+// configured ones, lower-cased, and the export tag
+// bomstream-export:<changeSeq>:<bomHash hex> (upload.go): Dependency-Track
+// binds an upload's tags when it accepts it, so a process restarted after
+// an upload it did not record finds the BOM already there and does not
+// upload it again. The upload replaces the tags (Dependency-Track does so
+// only for a key holding PORTFOLIO_MANAGEMENT, or _UPDATE on 5.x); what it
+// does not apply to an existing project (parent, tags, latest flag) one
+// PATCH sets, always with active and isLatest, since PATCH takes an absent
+// active as true and an absent isLatest as false. A tombstone deactivates
+// the project (PATCH with active false and isLatest as it was), deletes
+// it, or keeps it, then deactivates its parents when no child of theirs is
+// active (listing the children page by page); a later BOM of the same
+// workload reactivates them. A stale tombstone
 // (sinks.Tombstone.Stale: the workload was re-created under its name and
 // its new BOM came first) is ignored. The order flags are about names: with
 // templates that name projects by .UID they do not apply, and are not read.
 //
 // Errors: 401 and 403 are permanent and name the permission the key lacks;
+// a collection project, a server that refuses the configured CycloneDX
+// version (sinks.Deps.SpecVersion 1.7 before 4.14.4, and on 5.0), and
+// parents: collection on 4.12 are permanent;
 // a 404 for the project (autoCreate off) and every 400 (the schema errors
 // Dependency-Track lists, a collection project, ...) are permanent and carry
 // the server's reason; 5xx, 408, 429, timeouts and connection errors are
@@ -53,6 +72,7 @@
 //
 // The sink connects lazily: client-go reads /api/version when it is built,
 // so New never fails because the server is down. Check (sinks.Checker)
-// reports whether the server answers with version 4.12.0 or later, whether
-// the key is valid, and which needed permission its team lacks.
+// reports whether the server answers with version 4.12.0 or later (and
+// names it, with the features in use), whether the key is valid, and which
+// needed permission its team lacks, by both names on 5.x.
 package dtrack

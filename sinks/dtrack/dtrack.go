@@ -1,6 +1,7 @@
 package dtrack
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -54,6 +54,7 @@ var SinkType = sinks.Type{
 type Sink struct {
 	name string
 	cfg  Config
+	spec string // the CycloneDX version of the bodies this sink gets (sinks.Deps.SpecVersion)
 	hc   *http.Client
 	log  *zap.Logger
 	m    *metrics
@@ -65,6 +66,7 @@ type Sink struct {
 
 	connMu sync.Mutex
 	c      *dtrack.Client
+	server server // what the API server is, read when c was built
 
 	mu       sync.Mutex
 	parents  map[string]uuid.UUID    // parent project (name, version) -> UUID
@@ -115,7 +117,7 @@ func New(cfg Config, deps sinks.Deps) (*Sink, error) {
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	s := &Sink{
-		name: deps.Name, cfg: cfg, log: deps.Log, byName: !strings.Contains(cfg.ProjectName+cfg.ProjectVersion, ".UID"),
+		name: deps.Name, cfg: cfg, spec: deps.SpecVersion, log: deps.Log, byName: !strings.Contains(cfg.ProjectName+cfg.ProjectVersion, ".UID"),
 		hc:      &http.Client{Timeout: cfg.RequestTimeout, Transport: apiKey{key: key, next: tr}},
 		parents: map[string]uuid.UUID{}, parentMu: map[string]*sync.Mutex{}, state: map[string]projectState{},
 	}
@@ -178,15 +180,24 @@ func (s *Sink) client(ctx context.Context) (*dtrack.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !versionAtLeast(v, MinVersion) {
-		return nil, sinks.Permanent(fmt.Errorf("Dependency-Track %s at %s is older than %s, the oldest version this sink supports: upgrade it", v, s.cfg.URL, MinVersion))
+	srv := serverOf(v)
+	if err := s.usable(srv); err != nil {
+		return nil, sinks.Permanent(err)
 	}
 	c, err := dtrack.NewClient(strings.TrimSuffix(s.cfg.URL, "/"), dtrack.WithHttpClient(s.hc), dtrack.WithUserAgent(userAgent))
 	if err != nil {
 		return nil, classify(err, "connect to Dependency-Track at "+s.cfg.URL, "")
 	}
-	s.c = c
+	s.c, s.server = c, srv
+	s.log.Info("connected to Dependency-Track", zap.String("version", v), zap.Strings("features", srv.features(s.cfg, s.spec)))
 	return c, nil
+}
+
+// srv is what client read about the API server; call it after client.
+func (s *Sink) srv() server {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return s.server
 }
 
 // serverVersion reads GET /api/version.
@@ -206,47 +217,55 @@ func (s *Sink) serverVersion(ctx context.Context) (string, error) {
 // getJSON GETs path and decodes the answer; a non-2xx answer is a
 // *dtrack.APIError, as client-go returns them.
 func (s *Sink) getJSON(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(s.cfg.URL, "/")+path, nil)
+	_, err := s.call(ctx, http.MethodGet, path, nil, out)
+	return err
+}
+
+// call sends one request the client has no method for (or whose body it
+// cannot shape: collectionLogic, isActive) with in as its JSON body (none
+// when nil) and decodes a 2xx answer into out (when not nil). A non-2xx
+// answer is a *dtrack.APIError, as client-go returns them; 304 is one too.
+func (s *Sink) call(ctx context.Context, method, path string, in, out any) (http.Header, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(s.cfg.URL, "/")+path, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", userAgent)
-	res, err := s.hc.Do(req)
-	if err != nil {
-		return err
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return &dtrack.APIError{StatusCode: res.StatusCode, Message: string(body)}
-	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("decode %s: %w", path, err)
-	}
-	return nil
+	return s.send(req, out)
 }
 
-// versionAtLeast compares dotted versions ("4.13.6", "4.14.0-SNAPSHOT").
-func versionAtLeast(v, min string) bool {
-	parse := func(s string) [3]int {
-		var out [3]int
-		s, _, _ = strings.Cut(s, "-")
-		for i, p := range strings.SplitN(s, ".", 3) {
-			out[i], _ = strconv.Atoi(p)
-		}
-		return out
+// send does req and decodes a 2xx JSON answer into out (when not nil).
+func (s *Sink) send(req *http.Request, out any) (http.Header, error) {
+	res, err := s.hc.Do(req)
+	if err != nil {
+		return nil, err
 	}
-	a, b := parse(v), parse(min)
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] > b[i]
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, 8<<20))
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return res.Header, &dtrack.APIError{StatusCode: res.StatusCode, Message: string(body)}
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			return res.Header, fmt.Errorf("decode %s %s: %w", req.Method, req.URL.Path, err)
 		}
 	}
-	return true
+	return res.Header, nil
 }
 
 // target is where one workload goes: its project and its parents.

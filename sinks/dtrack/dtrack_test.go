@@ -37,8 +37,19 @@ func invalid(t *testing.T) []sinks.BOM {
 	v17.Body = []byte(strings.Replace(string(v17.Body), `"specVersion":"1.6"`, `"specVersion":"1.7"`, 1))
 	v17.BomHash = schemas.BomHash(v17.Body)
 	noName := sinktest.NewBOM(schemas.Workload{Cluster: "dev", Namespace: "ml", Kind: "Deployment"}, 1)
+	if takes17(line()) {
+		return []sinks.BOM{badType, noName}
+	}
 	return []sinks.BOM{badType, v17, noName}
 }
+
+// takes17 reports whether a line accepts CycloneDX 1.7 (4.14.4, 5.1).
+func takes17(line string) bool {
+	return line == dtracktest.Line414 || line == dtracktest.Line51
+}
+
+// isV5 reports whether the suite's line is 5.x.
+func isV5() bool { return strings.HasPrefix(line(), "5.") }
 
 // options are the conformance suite's options for a sink on dt.
 func options(t *testing.T, dt *dtracktest.Server) sinktest.Options {
@@ -104,7 +115,7 @@ func TestExportCreatesProjectsAndHierarchy(t *testing.T) {
 	if want := []string{"cluster:dev", "namespace:ml"}; !slices.Equal(ns.Tags, want) {
 		t.Errorf("namespace tags %v, want %v", ns.Tags, want)
 	}
-	if want := []string{"cluster:dev", "kind:deployment", "namespace:ml", "runtime:vllm", "team:ml"}; !slices.Equal(p.Tags, want) {
+	if want := []string{"bomstream-export:10:" + strings.TrimPrefix(b.BomHash, "sha256:"), "cluster:dev", "kind:deployment", "namespace:ml", "runtime:vllm", "team:ml"}; !slices.Equal(p.Tags, want) {
 		t.Errorf("workload tags %v, want %v", p.Tags, want)
 	}
 	if !p.Active || !p.IsLatest || p.BomHash != b.BomHash || p.LastBomImportFormat != "CycloneDX 1.6" {
@@ -222,9 +233,10 @@ func TestTombstoneDeactivatesAndANewBOMReactivates(t *testing.T) {
 	if dt.Calls("PATCH /api/v1/project/{uuid}") != patches {
 		t.Fatal("a second tombstone patched again")
 	}
-	// The namespace project stays active: other workloads may live there.
-	if !mustProject(t, dt, "dev/ml").Active {
-		t.Fatal("namespace project deactivated")
+	// Its last active child gone, the namespace project is deactivated,
+	// and so is the cluster project.
+	if mustProject(t, dt, "dev/ml").Active || mustProject(t, dt, "dev").Active {
+		t.Fatal("namespace or cluster project still active without an active child")
 	}
 	b2 := aiBOM(t, w, 30, runtimePart("vllm", "0.9.0"))
 	if err := s.Export(ctx, b2); err != nil {
@@ -232,6 +244,20 @@ func TestTombstoneDeactivatesAndANewBOMReactivates(t *testing.T) {
 	}
 	if p := mustProject(t, dt, projectName(w)); !p.Active || !p.IsLatest || p.BomHash != b2.BomHash {
 		t.Fatalf("after a new BOM: %+v", p)
+	}
+	if !mustProject(t, dt, "dev/ml").Active || !mustProject(t, dt, "dev").Active {
+		t.Fatal("parents not reactivated by a new BOM under them")
+	}
+	// A parent with an active child is never deactivated.
+	other := workload("ml", "other")
+	if err := s.Export(ctx, aiBOM(t, other, 40, runtimePart("sglang", "0.4.6"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tombstone(ctx, tombstone(w, 50)); err != nil {
+		t.Fatal(err)
+	}
+	if !mustProject(t, dt, "dev/ml").Active || !mustProject(t, dt, "dev").Active {
+		t.Fatal("a parent with an active child was deactivated")
 	}
 }
 
@@ -244,12 +270,26 @@ func TestFailedReactivationIsRetriedWithoutAnotherUpload(t *testing.T) {
 	if err := s.Export(ctx, aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"))); err != nil {
 		t.Fatal(err)
 	}
+	// A sibling keeps the namespace project active.
+	if err := s.Export(ctx, aiBOM(t, workload("ml", "sibling"), 11, runtimePart("vllm", "0.8.4"))); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Tombstone(ctx, tombstone(w, 20)); err != nil {
 		t.Fatal(err)
 	}
 	dt.SetPermissions(s.key, dtracktest.BOMUpload, dtracktest.ViewPortfolio, dtracktest.ProjectCreationUpload)
 	b := aiBOM(t, w, 30, runtimePart("vllm", "0.9.0"))
+	patches := dt.Calls("PATCH /api/v1/project/{uuid}")
 	err := s.Export(ctx, b)
+	if line() == dtracktest.Line51 {
+		// 5.1 reactivates with the upload's isActive; the PATCH of the
+		// tags the key may not change is refused, and only warned about.
+		if err != nil || !mustProject(t, dt, projectName(w)).Active || dt.Calls("PATCH /api/v1/project/{uuid}") != patches+1 ||
+			s.logs.FilterMessageSnippet("tags or latest flag of an existing project not updated").Len() != 1 {
+			t.Fatalf("5.1: %v; want the upload to reactivate the project, and one refused PATCH of its tags, warned about", err)
+		}
+		return
+	}
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
 	}
@@ -535,12 +575,19 @@ func TestRejectedBOMIsPermanentWithTheServersReason(t *testing.T) {
 }
 
 // A BOM that passes validation but fails processing (a component type
-// Dependency-Track lacks) is permanent: retrying the bytes cannot help.
+// Dependency-Track lacks) is permanent: retrying the bytes cannot help. 5.x
+// imports cryptographic-asset components.
 func TestProcessingFailureIsPermanent(t *testing.T) {
 	dt := newDouble(t, dtracktest.Options{ProcessingDelay: 20 * time.Millisecond})
 	s := newSink(t, dt, allPerms, nil)
 	b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"), part{Type: "cryptographic-asset", Name: "aes"})
 	err := s.Export(ctx, b)
+	if isV5() {
+		if err != nil || dt.Processed(b.BomHash) != 1 {
+			t.Fatalf("5.x: %v, %d imports; want the BOM imported", err, dt.Processed(b.BomHash))
+		}
+		return
+	}
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
 	}
@@ -561,7 +608,12 @@ func TestCollectionProjectIsPermanent(t *testing.T) {
 	if !sinks.IsPermanent(err) {
 		t.Fatalf("got %v, want permanent", err)
 	}
-	mustContain(t, err, "BOM cannot be uploaded to collection project.")
+	if isV5() {
+		mustContain(t, err, "BOM cannot be uploaded to a collection project.")
+	} else {
+		mustContain(t, err, "BOM cannot be uploaded to collection project.")
+	}
+	mustContain(t, err, "is a collection project, which takes no BOM")
 }
 
 // 5xx and connection errors are transient, from the first call on (the

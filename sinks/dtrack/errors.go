@@ -18,14 +18,24 @@ const (
 	PermProjectCreationUpload = dtrack.PermissionProjectCreationUpload
 	PermPortfolioManagement   = dtrack.PermissionPortfolioManagement
 	PermViewPortfolio         = dtrack.PermissionViewPortfolio
+	// 5.x's fine-grained portfolio permissions, each accepted where
+	// PORTFOLIO_MANAGEMENT is.
+	PermPortfolioCreate = "PORTFOLIO_MANAGEMENT_CREATE"
+	PermPortfolioUpdate = "PORTFOLIO_MANAGEMENT_UPDATE"
+	PermPortfolioDelete = "PORTFOLIO_MANAGEMENT_DELETE"
 )
 
 // Texts the API server answers with, verbatim.
 const (
 	textCannotCreate    = "The principal does not have permission to create project."
-	textParentNotFound  = "The parent component could not be found."
+	textParentNotFound4 = "The parent component could not be found."
+	textParentNotFound5 = "The parent project could not be found."
 	textInactiveParent  = "An inactive Parent cannot be selected as parent"
 	textProjectNotFound = "The project could not be found."
+	textUncaught        = "Uncaught internal server error"
+	textCollection4     = "BOM cannot be uploaded to collection project."
+	textCollection5     = "BOM cannot be uploaded to a collection project."
+	textActiveChildren  = "Project cannot be set to inactive if active children are present."
 )
 
 // maxReason bounds the server's text carried in an error (it ends up in logs

@@ -2,12 +2,11 @@ package dtrack
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
+	"slices"
 	"time"
 
 	dtrack "github.com/DependencyTrack/client-go"
@@ -54,44 +53,46 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 }
 
 func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.BOM) error {
-	st := s.getState(t)
-	cur, found, err := s.lookup(ctx, c, t.name, t.version)
-	if err != nil {
-		return err
-	}
-	if found && st.bomHash == b.BomHash {
-		switch {
-		case st.token == "" && cur.LastBOMImport == st.imported:
-			// Imported by this process and untouched since; only the
-			// reactivation may be missing (it failed after the import).
-			s.log.Debug("already imported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash))
-			return s.imported(ctx, c, t, b, cur, nil)
-		case st.token != "":
-			// An earlier attempt uploaded this BOM and gave up waiting (an
-			// outage, a timeout, a canceled context): wait again rather
-			// than upload a second time.
-			p, err := s.await(ctx, c, t, st.token, st.before)
-			if err == nil {
-				return s.imported(ctx, c, t, b, p, nil)
-			}
-			if !errors.Is(err, errNotImported) {
-				return err
-			}
-			// Processing ended without an import (or the server restarted
-			// and forgot the token): upload again.
-		}
-	}
 	var parent *uuid.UUID
+	var err error
 	if s.cfg.hierarchy() {
 		if parent, err = s.ensureParents(ctx, c, t); err != nil {
 			return err
 		}
 	}
+	cur, found, err := s.lookup(ctx, c, t.name, t.version)
+	if err != nil {
+		return err
+	}
 	before := 0
 	if found {
 		before = cur.LastBOMImport
+		p, there, err := s.alreadyThere(ctx, c, t, b, cur)
+		if err != nil {
+			return err
+		}
+		if there {
+			return s.imported(ctx, c, t, b, p, parent)
+		}
 	}
-	token, err := s.upload(ctx, c, t, b, parent)
+	token, err := s.upload(ctx, t, b, parent)
+	var pe errParent
+	if errors.As(err, &pe) {
+		// The parent was deleted or deactivated behind the sink's back:
+		// repair it (re-create, reactivate) and upload once more.
+		s.log.Info("repairing parent projects", zap.Stringer("workload", b.Workload), zap.Error(pe.err))
+		s.forgetParents(t)
+		if parent, err = s.ensureParents(ctx, c, t); err != nil {
+			return err
+		}
+		token, err = s.upload(ctx, t, b, parent)
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%w (after repairing the parent projects)", pe.err)
+		}
+	}
+	if sinks.IsPermanent(err) {
+		s.dropExportTag(ctx, c, t, b)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,6 +101,7 @@ func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.B
 	p, err := s.await(ctx, c, t, token, before)
 	if errors.Is(err, errNotImported) {
 		s.setState(t, projectState{})
+		s.dropExportTag(ctx, c, t, b)
 		return sinks.Permanent(fmt.Errorf("Dependency-Track accepted the BOM but did not import it: its processing failed (see the BOM_PROCESSING_FAILED notification or the API server's log, e.g. for a component type it does not support)"))
 	}
 	if err != nil {
@@ -109,21 +111,75 @@ func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.B
 	return s.imported(ctx, c, t, b, p, parent)
 }
 
+// alreadyThere reports whether existing project cur has b already (there,
+// with the project as it is once imported), so that nothing is uploaded:
+// this process imported it and nothing touched the project since; or this
+// process uploaded it and gave up waiting (an outage, a timeout), and the
+// wait, resumed, sees it imported; or the export tag says that an earlier
+// process uploaded it (and died before its ledger write). A project that
+// never had an import is given processingTimeout for it; after that, or
+// when the token says processing ended without an import, b is uploaded
+// again.
+func (s *Sink) alreadyThere(ctx context.Context, c *dtrack.Client, t target, b sinks.BOM, cur dtrack.Project) (dtrack.Project, bool, error) {
+	st := s.getState(t)
+	var p dtrack.Project
+	var err error
+	switch {
+	case st.bomHash == b.BomHash && st.token == "" && cur.LastBOMImport == st.imported:
+		s.log.Debug("already imported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash))
+		return cur, true, nil
+	case st.bomHash == b.BomHash && st.token != "":
+		p, err = s.await(ctx, c, t, st.token, st.before)
+	case exported(cur.Tags) == b.BomHash && cur.LastBOMImport != 0:
+		p = cur
+	case exported(cur.Tags) == b.BomHash:
+		p, err = s.await(ctx, c, t, "", 0)
+	default:
+		return cur, false, nil
+	}
+	if errors.Is(err, errNotImported) {
+		return cur, false, nil
+	}
+	if err == nil && st.token == "" {
+		s.log.Info("already uploaded (export tag): not uploading again", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash))
+	}
+	return p, err == nil, err
+}
+
 // imported records a confirmed import and repairs what an upload does not
-// change: it reactivates an inactive project (a tombstone deactivated it)
-// and moves an existing project under its parent.
+// change on an existing project, in one PATCH that always sends active and
+// isLatest: it reactivates an inactive project (a tombstone deactivated
+// it), moves it under its parent, sets the latest flag, and sets its tags
+// when the upload could not (a key without PORTFOLIO_MANAGEMENT, or
+// PORTFOLIO_MANAGEMENT_UPDATE on 5.x, leaves them alone). A refused PATCH
+// that was only about tags or the latest flag is a warning, not a failure.
 func (s *Sink) imported(ctx context.Context, c *dtrack.Client, t target, b sinks.BOM, p dtrack.Project, parent *uuid.UUID) error {
 	s.setState(t, projectState{bomHash: b.BomHash, imported: p.LastBOMImport})
+	want := s.tags(t, b)
 	reparent := parent != nil && (p.ParentRef == nil || p.ParentRef.UUID != *parent)
-	if p.Active && !reparent {
+	retag := !slices.Equal(tagNames(normalizeTags(tagNames(p.Tags))), tagNames(want))
+	relatest := p.IsLatest == nil || !*p.IsLatest
+	if p.Active && !reparent && !retag && !relatest {
 		s.log.Debug("exported", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash), zap.String("project", p.UUID.String()))
 		return nil
 	}
-	if !reparent {
-		parent = nil
+	latest := true
+	body := dtrack.Project{Active: true, IsLatest: &latest, Tags: want}
+	if reparent {
+		body.ParentRef = &dtrack.ParentRef{UUID: *parent}
 	}
-	if err := s.patch(ctx, c, p, true, parent); err != nil {
-		return err
+	_, err := c.Project.Patch(ctx, p.UUID, body)
+	code, _ := apiStatus(err)
+	switch {
+	case code == http.StatusNotModified:
+		err = nil
+	case code == http.StatusForbidden && p.Active && !reparent:
+		s.log.Warn("tags or latest flag of an existing project not updated: the API key may not manage the portfolio",
+			zap.Stringer("workload", b.Workload), zap.String("project", p.UUID.String()), zap.String("need", PermPortfolioManagement+" or "+PermPortfolioUpdate))
+		return nil
+	}
+	if err != nil {
+		return classify(err, fmt.Sprintf("update project %s", p.UUID), PermPortfolioManagement)
 	}
 	if !p.Active {
 		s.log.Info("project reactivated", zap.Stringer("workload", b.Workload), zap.String("project", p.UUID.String()))
@@ -131,45 +187,32 @@ func (s *Sink) imported(ctx context.Context, c *dtrack.Client, t target, b sinks
 	return nil
 }
 
-// upload sends the BOM with PUT, or with multipart POST when its base64
-// form is over PutLimit, and returns the event token.
-func (s *Sink) upload(ctx context.Context, c *dtrack.Client, t target, b sinks.BOM, parent *uuid.UUID) (string, error) {
-	latest := true
-	req := dtrack.BOMUploadRequest{
-		ProjectName: t.name, ProjectVersion: t.version, AutoCreate: s.cfg.autoCreate(),
-		ProjectTags: normalizeTags(append(append([]string(nil), t.tags...), runtimes(b.Body)...)),
-		ParentUUID:  parent, IsLatest: &latest,
+// dropExportTag removes b's export tag from its project after an upload
+// that Dependency-Track refused or could not import: the tags of a request
+// are bound before the BOM is validated, so the tag may be there. Best
+// effort: a tag left behind only makes the next export of the same BOM
+// look for its import first.
+func (s *Sink) dropExportTag(ctx context.Context, c *dtrack.Client, t target, b sinks.BOM) {
+	p, found, err := s.lookup(ctx, c, t.name, t.version)
+	if err != nil || !found || exported(p.Tags) != b.BomHash {
+		return
 	}
-	what := "upload bom"
-	var token dtrack.BOMUploadToken
-	var err error
-	if base64.StdEncoding.EncodedLen(len(b.Body)) <= PutLimit {
-		req.BOM = base64.StdEncoding.EncodeToString(b.Body)
-		token, err = c.BOM.Upload(ctx, req)
-		s.m.uploads.WithLabelValues("put").Inc()
-	} else {
-		what = "upload bom (multipart)"
-		req.BOM = string(b.Body)
-		token, err = c.BOM.PostBom(ctx, req)
-		s.m.uploads.WithLabelValues("multipart").Inc()
-	}
-	if err != nil {
-		switch code, msg := apiStatus(err); {
-		case code == http.StatusNotFound && msg == textProjectNotFound:
-			return "", sinks.Permanent(fmt.Errorf("%s: the project does not exist and autoCreate is off (404 %q): create it in Dependency-Track, or set autoCreate: true", what, msg))
-		case code == http.StatusNotFound && msg == textParentNotFound,
-			code == http.StatusBadRequest && isDetail(msg, textInactiveParent):
-			// The parent was deleted or deactivated behind the sink's back:
-			// look it up again on the retry.
-			s.forgetParents(t)
-			return "", fmt.Errorf("%s: parent project: Dependency-Track answered %d %q", what, code, msg)
+	latest := p.IsLatest != nil && *p.IsLatest
+	body := dtrack.Project{Active: p.Active, IsLatest: &latest, Tags: normalizeTags(withoutExportTag(p.Tags))}
+	if _, err := c.Project.Patch(ctx, p.UUID, body); err != nil {
+		if code, _ := apiStatus(err); code != http.StatusNotModified {
+			s.log.Warn("export tag not removed after a failed upload", zap.Stringer("workload", b.Workload),
+				zap.Error(classify(err, "update project "+p.UUID.String(), PermPortfolioManagement)))
 		}
-		return "", classify(err, what, PermBOMUpload)
 	}
-	if token == "" {
-		return "", fmt.Errorf("%s: Dependency-Track answered without a token", what)
+}
+
+func tagNames(tags []dtrack.Tag) []string {
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		out[i] = t.Name
 	}
-	return string(token), nil
+	return out
 }
 
 // isDetail reports whether body is a problem document with detail text.
@@ -192,8 +235,11 @@ func (s *Sink) await(ctx context.Context, c *dtrack.Client, t target, token stri
 	delay := 2 * time.Millisecond
 	var last error
 	for {
-		processing, perr := c.Event.IsBeingProcessed(ctx, dtrack.EventToken(token))
-		perr = classify(perr, "read the upload's token", "")
+		processing, perr := true, error(nil)
+		if token != "" {
+			processing, perr = c.Event.IsBeingProcessed(ctx, dtrack.EventToken(token))
+			perr = classify(perr, "read the upload's token", "")
+		}
 		p, found, lerr := s.lookup(ctx, c, t.name, t.version)
 		for _, err := range []error{perr, lerr} {
 			if err != nil && (ctx.Err() != nil || sinks.IsPermanent(err)) {
@@ -210,6 +256,9 @@ func (s *Sink) await(ctx context.Context, c *dtrack.Client, t target, token stri
 			return dtrack.Project{}, errNotImported
 		}
 		wait := time.Until(deadline)
+		if wait <= 0 && token == "" && last == nil {
+			return dtrack.Project{}, errNotImported
+		}
 		if wait <= 0 {
 			if last != nil {
 				return dtrack.Project{}, fmt.Errorf("not imported within processingTimeout %s: %w", s.cfg.ProcessingTimeout, last)
@@ -237,105 +286,4 @@ func (s *Sink) lookup(ctx context.Context, c *dtrack.Client, name, version strin
 		return dtrack.Project{}, false, classify(err, fmt.Sprintf("look up project %q version %q", name, version), PermViewPortfolio)
 	}
 	return p, true, nil
-}
-
-// patch sets p's active flag (and parent when not nil) with PATCH, sending
-// isLatest as it is: PATCH takes an absent active as true and an absent
-// isLatest as false (see DEPENDENCY-TRACK.md). 304 (nothing changed) is
-// success.
-func (s *Sink) patch(ctx context.Context, c *dtrack.Client, p dtrack.Project, active bool, parent *uuid.UUID) error {
-	latest := p.IsLatest != nil && *p.IsLatest
-	body := dtrack.Project{Active: active, IsLatest: &latest}
-	if parent != nil {
-		body.ParentRef = &dtrack.ParentRef{UUID: *parent}
-	}
-	_, err := c.Project.Patch(ctx, p.UUID, body)
-	if code, _ := apiStatus(err); code == http.StatusNotModified {
-		return nil
-	}
-	return classify(err, fmt.Sprintf("update project %s", p.UUID), PermPortfolioManagement)
-}
-
-// ensureParents returns the UUID of the project the workload's project goes
-// under (its namespace's, or its cluster's when cluster-scoped), creating
-// the cluster and namespace projects when missing.
-func (s *Sink) ensureParents(ctx context.Context, c *dtrack.Client, t target) (*uuid.UUID, error) {
-	cl, err := s.ensureParent(ctx, c, t.cluster, nil, "Kubernetes cluster")
-	if err != nil || t.namespace.name == "" {
-		return cl, err
-	}
-	return s.ensureParent(ctx, c, t.namespace, cl, "Kubernetes namespace")
-}
-
-func (s *Sink) ensureParent(ctx context.Context, c *dtrack.Client, r ref, parent *uuid.UUID, what string) (*uuid.UUID, error) {
-	key := r.name + "\x00" + r.version
-	s.mu.Lock()
-	if id, ok := s.parents[key]; ok {
-		s.mu.Unlock()
-		return &id, nil
-	}
-	mu := s.parentMu[key]
-	if mu == nil {
-		mu = &sync.Mutex{}
-		s.parentMu[key] = mu
-	}
-	s.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	s.mu.Lock()
-	id, ok := s.parents[key]
-	s.mu.Unlock()
-	if ok {
-		return &id, nil
-	}
-	p, found, err := s.lookup(ctx, c, r.name, r.version)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		p, err = c.Project.Create(ctx, dtrack.Project{
-			Name: r.name, Version: r.version, Description: what + " (created by bomstream)",
-			Tags: normalizeTags(r.tags), Active: true, ParentRef: parentRef(parent),
-		})
-		if code, _ := apiStatus(err); code == http.StatusConflict {
-			// Created meanwhile by another replica.
-			if p, found, err = s.lookup(ctx, c, r.name, r.version); err == nil && !found {
-				err = fmt.Errorf("create project %q version %q: it exists (409) but cannot be found", r.name, r.version)
-			}
-		} else if err != nil {
-			return nil, classify(err, fmt.Sprintf("create project %q version %q", r.name, r.version), PermPortfolioManagement)
-		} else {
-			s.log.Info("project created", zap.String("project", r.name), zap.String("version", r.version), zap.String("uuid", p.UUID.String()))
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if !p.Active {
-		// An inactive project cannot take new children.
-		if err := s.patch(ctx, c, p, true, nil); err != nil {
-			return nil, err
-		}
-		s.log.Info("parent project reactivated", zap.String("project", r.name), zap.String("version", r.version))
-	}
-	s.mu.Lock()
-	s.parents[key] = p.UUID
-	s.mu.Unlock()
-	id = p.UUID
-	return &id, nil
-}
-
-func parentRef(id *uuid.UUID) *dtrack.ParentRef {
-	if id == nil {
-		return nil
-	}
-	return &dtrack.ParentRef{UUID: *id}
-}
-
-// forgetParents drops t's parents from the cache.
-func (s *Sink) forgetParents(t target) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.parents, t.cluster.name+"\x00"+t.cluster.version)
-	delete(s.parents, t.namespace.name+"\x00"+t.namespace.version)
 }

@@ -18,11 +18,27 @@ import (
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
 )
 
+// lineEnv names the release line the suite runs against (see
+// TestSuiteOnEveryLine); unset, the double's default.
+const lineEnv = "BOMSTREAM_DTRACK_LINE"
+
 // newDouble starts a Dependency-Track double (its schema validator is
-// compiled once per test process, by validate.CycloneDX).
+// compiled once per test process, by validate.CycloneDX) of the suite's
+// line, unless opts names a version.
 func newDouble(t testing.TB, opts dtracktest.Options) *dtracktest.Server {
 	t.Helper()
+	if opts.Version == "" {
+		opts.Version = os.Getenv(lineEnv)
+	}
 	return dtracktest.New(t, opts)
+}
+
+// line is the version the suite's doubles report.
+func line() string {
+	if v := os.Getenv(lineEnv); v != "" {
+		return v
+	}
+	return dtracktest.DefaultVersion
 }
 
 // allPerms is what a fully working key holds.

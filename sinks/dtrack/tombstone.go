@@ -68,11 +68,14 @@ func (s *Sink) tombstone(ctx context.Context, c *dtrack.Client, t target, ts sin
 		if !p.Active {
 			break
 		}
-		if err := s.patch(ctx, c, p, false, nil); err != nil {
+		if err := s.patch(ctx, c, p, false); err != nil {
 			return err
 		}
 		s.log.Info("project deactivated", zap.Stringer("workload", ts.Workload), zap.String("reason", ts.Reason), zap.String("project", p.UUID.String()))
 	}
 	s.setState(t, projectState{})
+	if s.cfg.hierarchy() {
+		return s.retireParents(ctx, t)
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package dtracktest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // uploadReq is a BOM upload, from either endpoint, after mapping.
@@ -28,6 +32,7 @@ type uploadReq struct {
 	parentName     *string
 	parentVersion  *string
 	isLatest       bool
+	isActive       *bool // 5.1: sets the project's active state, also of an existing one
 	multipart      bool
 }
 
@@ -38,7 +43,11 @@ var bomSubmitFields = []string{"project", "projectName", "projectVersion", "proj
 func (s *Server) knownSubmitField(field string) bool {
 	switch field {
 	case "projectTags", "isLatestProjectVersion":
-		return s.version.atLeast(4, 12, 0)
+		return s.feat.tags
+	case "isLatest": // 4.14.0 and 5.x; isLatestProjectVersion is its alias
+		return s.feat.isLatest
+	case "isActive":
+		return s.feat.isActive
 	}
 	return slices.Contains(bomSubmitFields, field)
 }
@@ -81,6 +90,7 @@ type submitBody struct {
 	ProjectTags                           []tagJSON
 	AutoCreate, IsLatestProjectVersion    bool
 	ParentUUID, ParentName, ParentVersion *string
+	IsActive                              *bool
 	Bom                                   *string
 }
 
@@ -123,6 +133,7 @@ func (s *Server) mapSubmit(w http.ResponseWriter, data []byte) (submitBody, bool
 		"projectTags": &body.ProjectTags, "autoCreate": &body.AutoCreate, "parentUUID": &body.ParentUUID,
 		"parentName": &body.ParentName, "parentVersion": &body.ParentVersion,
 		"isLatestProjectVersion": &body.IsLatestProjectVersion, "bom": &body.Bom,
+		"isLatest": &body.IsLatestProjectVersion, "isActive": &body.IsActive,
 	}
 	for _, k := range keys {
 		if err := json.Unmarshal(raw[k], fields[k]); err != nil {
@@ -138,7 +149,7 @@ func (body submitBody) uploadReq() uploadReq {
 	req := uploadReq{
 		project: body.Project, projectName: trimmed(body.ProjectName), projectVersion: trimmed(body.ProjectVersion),
 		autoCreate: body.AutoCreate, parentUUID: body.ParentUUID, parentName: trimmed(body.ParentName),
-		parentVersion: trimmed(body.ParentVersion), isLatest: body.IsLatestProjectVersion,
+		parentVersion: trimmed(body.ParentVersion), isLatest: body.IsLatestProjectVersion, isActive: body.IsActive,
 	}
 	if body.ProjectTags != nil {
 		req.tags = []string{}
@@ -199,6 +210,10 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if name := part.FormName(); name == "bom" {
+			if b, err = s.inflate(part.Header.Get("Content-Type"), b); err != nil {
+				writeText(w, http.StatusBadRequest, err.Error())
+				return
+			}
 			boms = append(boms, b)
 		} else if _, seen := fields[name]; !seen {
 			fields[name] = string(b)
@@ -216,12 +231,20 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 		parentUUID: field("parentUUID"), parentName: trimmed(field("parentName")),
 		parentVersion: trimmed(field("parentVersion")), isLatest: fields["isLatest"] == "true", multipart: true,
 	}
+	if v, ok := fields["isActive"]; ok && s.feat.isActive {
+		active := v == "true"
+		req.isActive = &active
+	}
 	if v := strings.TrimSpace(fields["projectTags"]); v != "" {
 		for _, t := range strings.Split(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				req.tags = append(req.tags, t)
 			}
 		}
+	}
+	if len(boms) == 0 && s.feat.v5 {
+		writeText(w, http.StatusBadRequest, "No BOM file provided.")
+		return
 	}
 	if len(boms) == 0 {
 		// The resource loops over the bom parts; with none it answers an
@@ -250,18 +273,26 @@ func (s *Server) upload(w http.ResponseWriter, perms map[string]bool, req upload
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 		return
+	case p.CollectionLogic != CollectionNone && s.feat.v5:
+		s.mu.Unlock()
+		writeText(w, http.StatusBadRequest, "BOM cannot be uploaded to a collection project.")
+		return
 	case p.CollectionLogic != CollectionNone:
 		s.mu.Unlock()
 		writeText(w, http.StatusBadRequest, "BOM cannot be uploaded to collection project.")
 		return
 	}
 	// maybeBindTags: request tags replace the project's, but changing them
-	// needs PORTFOLIO_MANAGEMENT; without it they are left alone.
+	// needs PORTFOLIO_MANAGEMENT (5.x: or PORTFOLIO_MANAGEMENT_UPDATE);
+	// without it they are left alone.
 	if req.tags != nil {
 		tags := normalizeTags(req.tags)
-		if !slices.Equal(tags, p.Tags) && perms[PortfolioManagement] {
+		if !slices.Equal(tags, p.Tags) && anyOf(perms, s.manage("update")...) {
 			p.Tags = tags
 		}
+	}
+	if req.isActive != nil && *req.isActive != p.Active {
+		s.setActive(p, *req.isActive)
 	}
 	rules := make([]RejectFunc, 0, len(s.rejects))
 	for _, f := range s.rejects {
@@ -274,6 +305,9 @@ func (s *Server) upload(w http.ResponseWriter, perms map[string]bool, req upload
 		return
 	}
 	token := newUUID()
+	if s.feat.v5 {
+		token = newUUIDv7()
+	}
 	s.mu.Lock()
 	if s.projects[p.UUID] != p { // deleted meanwhile
 		s.mu.Unlock()
@@ -281,7 +315,12 @@ func (s *Server) upload(w http.ResponseWriter, perms map[string]bool, req upload
 		return
 	}
 	s.enqueue(p.UUID, job{token: token, content: content})
+	s.uploads[schemas.BomHash(content)]++
 	s.mu.Unlock()
+	if s.feat.v5 {
+		writeJSON(w, http.StatusOK, map[string]string{"token": token, "projectUuid": p.UUID})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"token": token})
 }
 
@@ -296,7 +335,7 @@ func (s *Server) uploadProject(perms map[string]bool, req uploadReq) (p *project
 	if p != nil || !req.autoCreate {
 		return p, nil
 	}
-	if !perms[PortfolioManagement] && !perms[ProjectCreationUpload] {
+	if !s.mayCreate(perms) {
 		return nil, func(w http.ResponseWriter) {
 			writeText(w, http.StatusUnauthorized, "The principal does not have permission to create project.")
 		}
@@ -314,6 +353,9 @@ func (s *Server) uploadProject(perms map[string]bool, req uploadReq) (p *project
 	}
 	if parent != nil {
 		p.Parent = parent.UUID
+	}
+	if req.isActive != nil && !*req.isActive {
+		s.setActive(p, false)
 	}
 	// Committed here, before the BOM is validated.
 	s.add(p)
@@ -335,8 +377,17 @@ func (s *Server) uploadParent(req uploadReq) (*project, func(http.ResponseWriter
 		parent = s.byName(str(req.parentName), str(req.parentVersion))
 	}
 	if parent == nil {
+		text := "The parent component could not be found."
+		if s.feat.v5 {
+			text = "The parent project could not be found."
+		}
+		return nil, func(w http.ResponseWriter) { writeText(w, http.StatusNotFound, text) }
+	}
+	if !parent.Active && s.feat.v5 {
+		// ProjectQueryManager.createProject throws IllegalArgumentException,
+		// which 5.x maps nowhere: Alpine's GlobalExceptionHandler answers.
 		return nil, func(w http.ResponseWriter) {
-			writeText(w, http.StatusNotFound, "The parent component could not be found.")
+			writeText(w, http.StatusInternalServerError, "Uncaught internal server error")
 		}
 	}
 	if !parent.Active {
@@ -375,10 +426,21 @@ func (s *Server) validate(content []byte, rules []RejectFunc) *problem {
 	case "1.2", "1.3", "1.4", "1.5":
 		// Accepted; the double holds only the 1.6 schema.
 	case "1.6":
-		if !s.version.atLeast(4, 11, 4) {
+		if !s.feat.spec16 {
 			return invalid("Unrecognized specVersion 1.6", nil)
 		}
 		if err := s.validator.ValidateBOM(content); err != nil {
+			return invalid("Schema validation failed", schemaErrors(err))
+		}
+	case "1.7":
+		if !s.feat.spec17 {
+			return invalid("Unrecognized specVersion 1.7", nil)
+		}
+		val, err := s.v17()
+		if err != nil {
+			return &problem{Status: http.StatusInternalServerError, Title: "dtracktest: no CycloneDX 1.7 schema", Detail: err.Error()}
+		}
+		if err := val.ValidateBOM(content); err != nil {
 			return invalid("Schema validation failed", schemaErrors(err))
 		}
 	default:
@@ -453,6 +515,31 @@ func isPaddedBase64(s string) bool {
 		}
 	}
 	return true
+}
+
+// inflate decodes a multipart bom part that 5.1 reads compressed
+// (Content-Type application/gzip or application/zstd); other lines, and
+// other types, take the bytes as they are.
+func (s *Server) inflate(ctype string, b []byte) ([]byte, error) {
+	if !s.feat.isActive {
+		return b, nil
+	}
+	switch mt, _, _ := mime.ParseMediaType(ctype); mt {
+	case "application/gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("Failed to decompress BOM: %w", err)
+		}
+		return io.ReadAll(io.LimitReader(zr, 1<<30))
+	case "application/zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("Failed to decompress BOM: %w", err)
+		}
+		defer zr.Close()
+		return io.ReadAll(io.LimitReader(zr, 1<<30))
+	}
+	return b, nil
 }
 
 // trimmed is TrimmedStringDeserializer: surrounding blanks go.

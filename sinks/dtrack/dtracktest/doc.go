@@ -48,16 +48,26 @@
 // it does for unknown tokens.
 //
 // Options.Version selects the server version reported by /api/version and
-// the behaviour that depends on it: projectTags and isLatestProjectVersion
-// are unknown fields before 4.12.0, collectionLogic before 4.13.0, and JSON
-// specVersion 1.6 is rejected before 4.11.4. Only CycloneDX 1.6 JSON is
-// schema-validated (1.2 to 1.5 are accepted unvalidated); XML is not
-// understood.
+// the behaviour that depends on it; Lines lists the release lines the
+// double speaks (4.12, 4.13, 4.14 as of 4.14.4, 5.0, and 5.1 for what
+// `main` has), and lines.go says what each changes, point by point of the
+// document: projectTags and isLatestProjectVersion are unknown fields
+// before 4.12.0, collectionLogic before 4.13.0, the upload's isLatest
+// before 4.14.0 and isActive before 5.1; JSON specVersion 1.6 is rejected
+// before 4.11.4, and 1.7 everywhere but 4.14.4+ and 5.1. On 5.x: the parent
+// errors' new wording (a missing parent's text, an inactive parent's 500),
+// the fine-grained PORTFOLIO_MANAGEMENT_CREATE/_UPDATE/_DELETE permissions,
+// no collectionLogic NONE (null instead), the upload's projectUuid and
+// version 7 tokens, problem documents for an unknown parent in a project
+// body, the list's shape and order, and cryptographic-asset components
+// imported. CycloneDX 1.6 and 1.7 JSON are schema-validated (1.2 to 1.5
+// are accepted unvalidated); XML is not understood.
 //
 // Controls for tests: Down and Up make every route answer 503 (an outage);
 // RejectBOM, Reject and AcceptBOM make uploads of chosen BOMs fail schema
 // validation with given errors, and succeed again later; Calls counts
-// requests per route; Processed counts imports per bomHash; Project,
+// requests per route; Uploads counts accepted uploads and Processed
+// imports per bomHash; Project,
 // Projects and Children show the stored state; CreateProject seeds it.
 //
 // Not implemented: portfolio access control (ACLs are off, as by default),

@@ -48,7 +48,7 @@ func (s *Server) work(uuid string) {
 		if !s.sleep(s.opts.ProcessingDelay) {
 			return
 		}
-		parsed, perr := parseBOM(j.content)
+		parsed, perr := parseBOM(j.content, s.feat.v5)
 		s.mu.Lock()
 		if p := s.projects[uuid]; p != nil {
 			hash := schemas.BomHash(j.content)
@@ -130,8 +130,9 @@ type parsed struct {
 
 // parseBOM does the part of BomUploadProcessingTask that can fail: parsing
 // and converting every component. A type Dependency-Track's Classifier
-// lacks (cryptographic-asset) fails the whole BOM.
-func parseBOM(content []byte) (parsed, error) {
+// lacks (cryptographic-asset before 5.x, which added CRYPTOGRAPHIC_ASSET)
+// fails the whole BOM.
+func parseBOM(content []byte, v5 bool) (parsed, error) {
 	var bom cdxBOM
 	if err := json.Unmarshal(content, &bom); err != nil {
 		return parsed{}, fmt.Errorf("Unable to parse BOM from byte array: %w", err)
@@ -146,7 +147,7 @@ func parseBOM(content []byte) (parsed, error) {
 		}
 	}
 	if bom.Metadata != nil && bom.Metadata.Component != nil {
-		m, err := convert(*bom.Metadata.Component)
+		m, err := convert(*bom.Metadata.Component, v5)
 		if err != nil {
 			return parsed{}, err
 		}
@@ -155,7 +156,7 @@ func parseBOM(content []byte) (parsed, error) {
 	}
 	flatten(bom.Components)
 	for _, c := range all {
-		cc, err := convert(c)
+		cc, err := convert(c, v5)
 		if err != nil {
 			return parsed{}, err
 		}
@@ -167,7 +168,7 @@ func parseBOM(content []byte) (parsed, error) {
 }
 
 // convert is ModelConverter for one component.
-func convert(c cdxComponent) (Component, error) {
+func convert(c cdxComponent, v5 bool) (Component, error) {
 	out := Component{Group: c.Group, Name: c.Name, Version: c.Version, Purl: normalizePurl(c.Purl), CPE: c.CPE}
 	if c.Swid != nil {
 		out.SwidTagID = c.Swid.TagID
@@ -176,7 +177,7 @@ func convert(c cdxComponent) (Component, error) {
 		out.Classifier = "LIBRARY"
 	} else {
 		out.Classifier = strings.ToUpper(strings.ReplaceAll(c.Type, "-", "_"))
-		if !slices.Contains(classifiers, out.Classifier) {
+		if !slices.Contains(classifiers, out.Classifier) && !(v5 && out.Classifier == "CRYPTOGRAPHIC_ASSET") {
 			return Component{}, fmt.Errorf("No enum constant org.dependencytrack.model.Classifier.%s", out.Classifier)
 		}
 	}

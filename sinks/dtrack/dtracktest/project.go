@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Collection logics (4.13.0, model/ProjectCollectionLogic.java).
@@ -37,8 +38,23 @@ type project struct {
 	CollectionTag        string
 	LastBomImport        int64
 	LastBomImportFormat  string
+	InactiveSince        int64 // epoch ms, 0 while active
 	Components           []Component
 	lastBomHash          string
+	seq                  int64 // creation order: 5.x lists by name, then internal id
+}
+
+// setActive sets p's active state and, as 5.x derives one from the other,
+// its inactiveSince. s.mu is held.
+func (s *Server) setActive(p *project, active bool) {
+	if p.Active == active {
+		return
+	}
+	p.Active = active
+	p.InactiveSince = 0
+	if !active {
+		p.InactiveSince = time.Now().UnixMilli()
+	}
 }
 
 // Project is a snapshot of a stored project, for tests.
@@ -125,6 +141,20 @@ func (s *Server) Projects() []Project {
 	return out
 }
 
+// Children returns the projects whose parent is uuid, sorted as the API
+// lists them.
+func (s *Server) Children(uuid string) []Project {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Project
+	for _, p := range s.sorted() {
+		if p.Parent == uuid {
+			out = append(out, p.snapshot())
+		}
+	}
+	return out
+}
+
 // CreateProject stores a project directly (as an administrator would): p.UUID
 // is generated when empty, an empty Classifier is APPLICATION and an empty
 // CollectionLogic NONE. Components and BomHash are ignored.
@@ -151,12 +181,17 @@ func (s *Server) CreateProject(p Project) (Project, error) {
 	if np.CollectionLogic == "" {
 		np.CollectionLogic = CollectionNone
 	}
+	if !np.Active {
+		np.InactiveSince = time.Now().UnixMilli()
+	}
 	s.add(np)
 	return np.snapshot(), nil
 }
 
 // add stores p; with IsLatest it takes the flag from other versions.
 func (s *Server) add(p *project) {
+	s.nextSeq++
+	p.seq = s.nextSeq
 	if p.IsLatest {
 		s.clearLatest(p.Name, p.UUID)
 	}
@@ -187,7 +222,10 @@ func (s *Server) sorted() []*project {
 		if out[i].Name != out[j].Name {
 			return out[i].Name < out[j].Name
 		}
-		return out[i].Version > out[j].Version // version desc, as the API lists them
+		if s.feat.v5 {
+			return out[i].seq < out[j].seq // 5.x: name, then internal id
+		}
+		return out[i].Version > out[j].Version // 4.x: version desc
 	})
 	return out
 }
@@ -254,8 +292,10 @@ type projectJSON struct {
 	Purl                string        `json:"purl,omitempty"`
 	CPE                 string        `json:"cpe,omitempty"`
 	SwidTagID           string        `json:"swidTagId,omitempty"`
-	Tags                []tagJSON     `json:"tags"`
+	Tags                []tagJSON     `json:"tags,omitzero"`
 	Active              bool          `json:"active"`
+	InactiveSince       int64         `json:"inactiveSince,omitempty"`
+	HasChildren         *bool         `json:"hasChildren,omitempty"`
 	IsLatest            *bool         `json:"isLatest,omitempty"`
 	Parent              *refJSON      `json:"parent,omitempty"`
 	LastBomImport       int64         `json:"lastBomImport,omitempty"`
@@ -271,15 +311,25 @@ func (s *Server) render(p *project, withVersions bool) projectJSON {
 		Tags: []tagJSON{}, Active: p.Active,
 		LastBomImport: p.LastBomImport, LastBomImportFormat: p.LastBomImportFormat,
 	}
-	if s.version.atLeast(4, 12, 0) {
+	if s.feat.tags {
 		latest := p.IsLatest
 		out.IsLatest = &latest
 	}
-	if s.version.atLeast(4, 13, 0) {
+	if s.feat.collections {
 		out.CollectionLogic = p.CollectionLogic
 		if p.CollectionTag != "" {
 			out.CollectionTag = &tagJSON{Name: p.CollectionTag}
 		}
+	}
+	if s.feat.v5 {
+		// No NONE: a plain project's collectionLogic is null, and a
+		// collection project's classifier is.
+		if p.CollectionLogic == CollectionNone {
+			out.CollectionLogic = ""
+		} else {
+			out.Classifier = ""
+		}
+		out.InactiveSince = p.InactiveSince
 	}
 	for _, t := range p.Tags {
 		out.Tags = append(out.Tags, tagJSON{Name: t})
@@ -321,6 +371,23 @@ type refIn struct {
 	UUID *string `json:"uuid"`
 }
 
+// renderListed is p as 5.x lists it (ListProjectsResponseItem): tags
+// omitted when empty, and hasChildren; 4.x lists the Project itself.
+func (s *Server) renderListed(p *project) projectJSON {
+	out := s.render(p, false)
+	if s.feat.v5 {
+		has := false
+		for _, o := range s.projects {
+			has = has || o.Parent == p.UUID
+		}
+		out.HasChildren = &has
+		if len(out.Tags) == 0 {
+			out.Tags = nil
+		}
+	}
+	return out
+}
+
 // projectFields are the JSON properties of model/Project.java (4.13); a body
 // naming another gets a mapping 400, as Project does not ignore unknown ones.
 var projectFields = []string{"authors", "author", "publisher", "manufacturer", "supplier", "group", "name",
@@ -335,7 +402,9 @@ func (s *Server) knownProjectField(field string) bool {
 	case "isLatest":
 		return s.version.atLeast(4, 12, 0)
 	case "collectionLogic", "collectionTag":
-		return s.version.atLeast(4, 13, 0)
+		return s.feat.collections
+	case "inactiveSince":
+		return s.feat.v5
 	}
 	return slices.Contains(projectFields, field)
 }
@@ -373,7 +442,7 @@ func (s *Server) decodeProject(w http.ResponseWriter, r *http.Request) (in proje
 		writeMappingProblem(w, fmt.Sprintf("Cannot deserialize value of type `org.dependencytrack.model.Classifier` from String %q: not one of the values accepted for Enum class", *in.Classifier))
 		return in, false
 	}
-	if in.CollectionLogic != nil && !slices.Contains(collectionLogics, *in.CollectionLogic) {
+	if in.CollectionLogic != nil && (!slices.Contains(collectionLogics, *in.CollectionLogic) || (s.feat.v5 && *in.CollectionLogic == CollectionNone)) {
 		writeMappingProblem(w, fmt.Sprintf("Cannot deserialize value of type `org.dependencytrack.model.ProjectCollectionLogic` from String %q: not one of the values accepted for Enum class", *in.CollectionLogic))
 		return in, false
 	}
@@ -387,6 +456,10 @@ func (s *Server) decodeProject(w http.ResponseWriter, r *http.Request) (in proje
 	trim(&in.Version)
 	trim(&in.Description)
 	trim(&in.Group)
+	if s.feat.v5 && in.Parent != nil && in.Parent.UUID == nil {
+		writeText(w, http.StatusBadRequest, "parent.uuid must be provided when parent is set")
+		return in, false
+	}
 	return in, true
 }
 

@@ -23,7 +23,7 @@ func (s *Server) getProjects(w http.ResponseWriter, r *http.Request) {
 		if (byName && p.Name != name) || (excludeInactive && !p.Active) || (onlyRoot && p.Parent != "") {
 			continue
 		}
-		all = append(all, s.render(p, false))
+		all = append(all, s.renderListed(p))
 	}
 	s.mu.Unlock()
 	page := paginate(q, len(all))
@@ -35,29 +35,33 @@ func (s *Server) getProjects(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// paginate returns [from, to) for Alpine's paging parameters: offset, or
-// pageNumber (from 1), and pageSize (default 100).
+// paginate returns [from, to) for Alpine's paging parameters (ApiFilter,
+// the same code on 4.x and 5.x): offset with limit, size or pageSize
+// selects OFFSET mode; pageNumber or page (from 1) selects PAGES mode only
+// together with a size, so pageNumber alone still gives the first 100; no
+// parameter gives offset 0, limit 100.
 func paginate(q map[string][]string, total int) [2]int {
-	get := func(k string) int {
-		if v, ok := q[k]; ok && len(v) > 0 {
-			n, err := strconv.Atoi(v[0])
-			if err == nil && n >= 0 {
-				return n
+	get := func(keys ...string) int {
+		for _, k := range keys {
+			if v, ok := q[k]; ok && len(v) > 0 {
+				if n, err := strconv.Atoi(v[0]); err == nil && n >= 0 {
+					return n
+				}
 			}
 		}
 		return -1
 	}
-	size := get("pageSize")
-	if size <= 0 {
-		size = 100
-	}
-	from := 0
+	size := get("pageSize", "size", "limit")
 	if off := get("offset"); off >= 0 {
-		from = off
-	} else if n := get("pageNumber"); n > 0 {
-		from = (n - 1) * size
+		if size <= 0 {
+			size = 100
+		}
+		return [2]int{off, off + size}
 	}
-	return [2]int{from, from + size}
+	if n := get("pageNumber", "page"); n > 0 && size > 0 {
+		return [2]int{(n - 1) * size, n * size}
+	}
+	return [2]int{0, 100}
 }
 
 func (s *Server) lookupProject(w http.ResponseWriter, r *http.Request) {
@@ -103,7 +107,7 @@ func (s *Server) getChildren(w http.ResponseWriter, r *http.Request) {
 	if p != nil {
 		for _, c := range s.sorted() {
 			if c.Parent == uuid && (r.URL.Query().Get("excludeInactive") != "true" || c.Active) {
-				out = append(out, s.render(c, false))
+				out = append(out, s.renderListed(c))
 			}
 		}
 	}
@@ -112,12 +116,13 @@ func (s *Server) getChildren(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotFound, "The UUID of the project could not be found.")
 		return
 	}
+	page := paginate(r.URL.Query(), len(out))
 	w.Header().Set("X-Total-Count", strconv.Itoa(len(out)))
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out[min(page[0], len(out)):min(page[1], len(out))])
 }
 
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
-	if s.authorize(w, r, PortfolioManagement) == nil {
+	if s.authorize(w, r, s.manage("create")...) == nil {
 		return
 	}
 	in, ok := s.decodeProject(w, r)
@@ -149,14 +154,18 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 	if in.CollectionTag != nil {
 		p.CollectionTag = strings.ToLower(strings.TrimSpace(in.CollectionTag.Name))
 	}
-	if in.Active != nil {
-		p.Active = *in.Active
+	if in.Active != nil && !*in.Active {
+		s.setActive(p, false)
 	}
 	if in.IsLatest != nil {
 		p.IsLatest = *in.IsLatest
 	}
+	if in.Parent != nil && in.Parent.UUID != nil && s.feat.v5 && s.projects[*in.Parent.UUID] == nil {
+		writeProblem(w, problem{Status: http.StatusNotFound, Title: "Resource does not exist", Detail: "Parent project could not be found"})
+		return
+	}
 	if in.Parent != nil && in.Parent.UUID != nil {
-		// An unknown parent is silently dropped.
+		// 4.x drops an unknown parent silently.
 		if parent := s.projects[*in.Parent.UUID]; parent != nil {
 			if !parent.Active {
 				writeText(w, http.StatusConflict, "An inactive Parent cannot be selected as parent")
@@ -172,7 +181,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 // updateProject is POST /api/v1/project: a full update, so that what the
 // body omits (tags, parent, description, ...) is cleared.
 func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
-	if s.authorize(w, r, PortfolioManagement) == nil {
+	if s.authorize(w, r, s.manage("update")...) == nil {
 		return
 	}
 	in, ok := s.decodeProject(w, r)
@@ -211,6 +220,10 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.Parent != nil && in.Parent.UUID != nil {
 		next.Parent = *in.Parent.UUID
+		if s.feat.v5 && s.projects[next.Parent] == nil {
+			writeProblem(w, problem{Status: http.StatusNotFound, Title: "Resource does not exist", Detail: "Parent project could not be found"})
+			return
+		}
 	}
 	if msg := s.checkUpdate(p, &next); msg != "" {
 		writeText(w, http.StatusConflict, msg)
@@ -224,7 +237,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) {
 // except the two primitive booleans of model/Project.java: an absent
 // `active` means true and an absent `isLatest` means false.
 func (s *Server) patchProject(w http.ResponseWriter, r *http.Request) {
-	if s.authorize(w, r, PortfolioManagement) == nil {
+	if s.authorize(w, r, s.manage("update")...) == nil {
 		return
 	}
 	uuid := r.PathValue("uuid")
@@ -346,6 +359,10 @@ func (s *Server) checkUpdate(p, next *project) string {
 }
 
 func (s *Server) commitUpdate(p, next *project) {
+	if next.Active != p.Active {
+		next.Active = p.Active
+		s.setActive(next, !p.Active)
+	}
 	if next.IsLatest && !p.IsLatest {
 		s.clearLatest(next.Name, p.UUID)
 	}
@@ -355,7 +372,7 @@ func (s *Server) commitUpdate(p, next *project) {
 }
 
 func (s *Server) deleteProject(w http.ResponseWriter, r *http.Request) {
-	if s.authorize(w, r, PortfolioManagement) == nil {
+	if s.authorize(w, r, s.manage("delete")...) == nil {
 		return
 	}
 	uuid := r.PathValue("uuid")

@@ -38,12 +38,18 @@ const DefaultVersion = "4.13.6"
 // validation on and immediate processing.
 type Options struct {
 	// Version reported by /api/version; it also selects version-dependent
-	// behaviour (see the package comment). Default DefaultVersion.
+	// behaviour (see the package comment and lines.go): a full version, or
+	// a line ("4.12", "4.13", "4.14", "5.0", "5.1") for the version of
+	// Lines that starts with it. Default DefaultVersion.
 	Version string
 	// Validator checks uploaded CycloneDX 1.6 BOMs. Nil builds one from
 	// schemas.CycloneDXSchemaDir (about 0.1 s); tests starting many servers
 	// may share one.
 	Validator *validate.Validator
+	// Validator17 checks uploaded CycloneDX 1.7 BOMs on the lines that take
+	// them (4.14.4, 5.1). Nil builds one with validate.CycloneDX17 when such
+	// a BOM first comes.
+	Validator17 *validate.Validator
 	// DisableValidation is the server property bom.validation.mode=DISABLED.
 	DisableValidation bool
 	// ProcessingDelay is how long an upload waits in the queue before it is
@@ -58,7 +64,9 @@ type Options struct {
 type Server struct {
 	opts      Options
 	version   semver
+	feat      features
 	validator *validate.Validator
+	v17       func() (*validate.Validator, error)
 	srv       *httptest.Server
 
 	mu        sync.Mutex
@@ -76,8 +84,10 @@ type Server struct {
 	byHash    map[string]int // RejectBOM's rule per bomHash
 	calls     map[string]int
 	processed map[string]int // bomHash -> successful imports
+	uploads   map[string]int // bomHash -> accepted uploads
 	failed    map[string]int // bomHash -> failed processings
 	lastMs    int64
+	nextSeq   int64
 	closing   chan struct{}
 	workers   sync.WaitGroup
 }
@@ -104,6 +114,11 @@ func Start(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
 	}
+	for _, l := range Lines() {
+		if strings.HasPrefix(l, opts.Version+".") {
+			opts.Version = l
+		}
+	}
 	v, err := parseSemver(opts.Version)
 	if err != nil {
 		return nil, fmt.Errorf("version %q: %w", opts.Version, err)
@@ -114,12 +129,16 @@ func Start(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	v17 := func() (*validate.Validator, error) { return validate.CycloneDX17() }
+	if opts.Validator17 != nil {
+		v17 = func() (*validate.Validator, error) { return opts.Validator17, nil }
+	}
 	s := &Server{
-		opts: opts, version: v, validator: val, team: "bomstream",
+		opts: opts, version: v, feat: featuresOf(v), validator: val, v17: v17, team: "bomstream",
 		keys: map[string]map[string]bool{}, projects: map[string]*project{}, byNameIdx: map[string]*project{},
 		tokens: map[string]bool{}, queues: map[string][]job{}, working: map[string]bool{},
 		rejects: map[int]RejectFunc{}, byHash: map[string]int{}, calls: map[string]int{},
-		processed: map[string]int{}, failed: map[string]int{}, closing: make(chan struct{}),
+		processed: map[string]int{}, uploads: map[string]int{}, failed: map[string]int{}, closing: make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	for pattern, h := range map[string]http.HandlerFunc{
@@ -309,6 +328,26 @@ func (s *Server) ProcessedAll() map[string]int {
 	return out
 }
 
+// Uploads is the number of uploads of the BOM whose bytes hash to bomHash
+// that the server accepted (answered with a token), whether or not their
+// processing succeeded.
+func (s *Server) Uploads(bomHash string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uploads[bomHash]
+}
+
+// UploadsAll returns a copy of the accepted uploads per bomHash.
+func (s *Server) UploadsAll() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.uploads))
+	for k, v := range s.uploads {
+		out[k] = v
+	}
+	return out
+}
+
 // FailedProcessing is the number of times processing of the BOM hashing to
 // bomHash failed after it was accepted (BOM_PROCESSING_FAILED).
 func (s *Server) FailedProcessing(bomHash string) int {
@@ -329,23 +368,23 @@ func (s *Server) Idle() bool {
 	return true
 }
 
-// authorize authenticates the request's X-Api-Key and checks perm (none
-// when ""). It writes 401 or 403 with an empty body and returns nil when the
-// request may not go on.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, perm string) map[string]bool {
+// authorize authenticates the request's X-Api-Key and checks that the key
+// holds one of perms (none when empty). It writes 401 or 403 with an empty
+// body and returns nil when the request may not go on.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, perms ...string) map[string]bool {
 	key := r.Header.Get("X-Api-Key")
 	s.mu.Lock()
-	perms, ok := s.keys[key]
+	held, ok := s.keys[key]
 	s.mu.Unlock()
 	if key == "" || !ok {
 		w.WriteHeader(http.StatusUnauthorized)
 		return nil
 	}
-	if perm != "" && !perms[perm] {
+	if len(perms) > 0 && !anyOf(held, perms...) {
 		w.WriteHeader(http.StatusForbidden)
 		return nil
 	}
-	return perms
+	return held
 }
 
 func (s *Server) getVersion(w http.ResponseWriter, _ *http.Request) {
@@ -358,7 +397,7 @@ func (s *Server) getVersion(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) getTeamSelf(w http.ResponseWriter, r *http.Request) {
-	perms := s.authorize(w, r, "")
+	perms := s.authorize(w, r)
 	if perms == nil {
 		return
 	}
@@ -377,7 +416,7 @@ func (s *Server) getTeamSelf(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getEventToken(w http.ResponseWriter, r *http.Request) {
-	if s.authorize(w, r, "") == nil {
+	if s.authorize(w, r) == nil {
 		return
 	}
 	s.token(w, r)
@@ -466,6 +505,20 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// newUUIDv7 returns a time-ordered (version 7) UUID, as 5.x tokens are.
+func newUUIDv7() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	ms := uint64(time.Now().UnixMilli())
+	for i := 0; i < 6; i++ {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 // newUUID returns a random (version 4) UUID in lower case.

@@ -90,7 +90,7 @@ volumes or variables from Secrets, named here by path or variable.
 {{- $d := $s.dependencytrack -}}
 {{- $c := dict "url" $d.url "apiKeyFile" (printf "%s/dtrack/api-key" $sec) -}}
 {{- if $d.ca.configMapName }}{{ $_ := set $c "caFile" (printf "%s/dtrack-ca/ca.crt" (include "bomstream.configDir" .)) }}{{ end -}}
-{{- range $key := list "projectName" "projectVersion" "clusterProject" "namespaceProject" "parentVersion" "onTombstone" "requestTimeout" "processingTimeout" "pollInterval" -}}
+{{- range $key := list "projectName" "projectVersion" "clusterProject" "namespaceProject" "parentVersion" "parents" "collectionTag" "onTombstone" "requestTimeout" "processingTimeout" "pollInterval" -}}
 {{- with index $d $key }}{{ $_ := set $c $key . }}{{ end -}}
 {{- end -}}
 {{- if not $d.hierarchy }}{{ $_ := set $c "hierarchy" false }}{{ end -}}
@@ -119,5 +119,6 @@ volumes or variables from Secrets, named here by path or variable.
 {{- $e := dict "name" $sv.name "type" (index . 1) -}}
 {{- with index . 2 }}{{ $_ := set $e "config" . }}{{ end -}}
 {{- with $sv.runner }}{{ $_ := set $e "runner" . }}{{ end -}}
+{{- with $sv.specVersion }}{{ $_ := set $e "specVersion" . }}{{ end -}}
 {{- toYaml $e -}}
 {{- end -}}
