@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/dtrack"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
@@ -290,4 +291,22 @@ func request(t *testing.T, dt *dtracktest.Server, method, path, key, body string
 	}
 	res.Body.Close()
 	return res.StatusCode
+}
+
+// A 4.13 or 5.0 server refuses a CycloneDX 1.7 document with its own words
+// ("Unrecognized specVersion 1.7"), and the sink reports them, permanently:
+// what a sink not told its specVersion would meet.
+func TestRefused17IsReported(t *testing.T) {
+	for _, line := range []string{dtracktest.Line413, dtracktest.Line50} {
+		dt := newDouble(t, dtracktest.Options{Version: line})
+		s := newSink(t, dt, allPerms, nil)
+		b := aiBOM(t, workload("ml", "chat"), 10, runtimePart("vllm", "0.8.4"))
+		b.Body = []byte(strings.Replace(string(b.Body), `"specVersion":"1.6"`, `"specVersion":"1.7"`, 1))
+		b.BomHash = schemas.BomHash(b.Body)
+		err := s.Export(ctx, b)
+		if !sinks.IsPermanent(err) {
+			t.Fatalf("%s: %v, want permanent", line, err)
+		}
+		mustContain(t, err, "The uploaded BOM is invalid: Unrecognized specVersion 1.7")
+	}
 }
