@@ -233,10 +233,15 @@ type plainImage struct{ v1.Image }
 
 func (plainImage) ArtifactType() (string, error) { return "", nil }
 
+// buildFlags are the go build flags of the binary (the provenance records
+// them: the build info does not keep -ldflags of a -trimpath build).
+var buildFlags = []string{"-trimpath", "-ldflags=-s -w -buildid="}
+
 // compile builds a static, stripped, path-free binary: the same sources and
 // toolchain give the same bytes.
 func compile(ctx context.Context, cfg Config, p Platform, out string) error {
-	cmd := exec.CommandContext(ctx, cfg.Go, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-tags="+cfg.Tags, "-o", out, cfg.Package)
+	args := append(append([]string{"build"}, buildFlags...), "-tags="+cfg.Tags, "-o", out, cfg.Package)
+	cmd := exec.CommandContext(ctx, cfg.Go, args...)
 	cmd.Env = append(os.Environ(),
 		"CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
 		// The baseline instruction sets, whatever the environment says.
@@ -412,9 +417,14 @@ func writeLayout(cfg Config, idx v1.ImageIndex, refs []v1.Image) error {
 			return err
 		}
 	}
-	// go-containerregistry writes some blobs 0600 and index.json 0755; the
-	// layout is data to copy and serve: 0644 files, 0755 directories.
-	return filepath.WalkDir(cfg.Out, func(path string, d fs.DirEntry, err error) error {
+	return fixModes(cfg.Out)
+}
+
+// fixModes makes a layout's files 0644 and its directories 0755:
+// go-containerregistry writes some blobs 0600 and index.json 0755, and the
+// layout is data to copy and serve.
+func fixModes(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,11 @@
 //
 // The second is the bomstream-collector image: the same binary without the
 // cloud sinks, which the chart's collector Deployment runs. `make image`
-// builds both. What goes into the images and why is told in docs/image.md.
+// builds both. With --sign-key (or --sign-key-env, --sign-kms-key, or
+// --keyless in a CI with an OIDC token) each image and the index also get
+// a signed CycloneDX SBOM attestation and a signed SLSA provenance
+// attestation (sign.go). What goes into the images and why is told in
+// docs/image.md.
 package main
 
 import (
@@ -46,6 +50,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 		push      string
 		insecure  bool
 		skipBuild bool
+		sf        signFlags
 	)
 	fs.StringVar(&cfg.Out, "out", "bin/image/oci-layout", "the OCI image layout `directory` to write (replaced)")
 	fs.StringVar(&cfg.Package, "package", DefaultPackage, "the main `package` to build")
@@ -59,16 +64,24 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 	fs.StringVar(&epoch, "source-date-epoch", getenv("SOURCE_DATE_EPOCH"), "the fixed time of every timestamp, in `seconds` since 1970 (default: $SOURCE_DATE_EPOCH, else the binary's vcs.time, else 0)")
 	fs.StringVar(&push, "push", "", "push the index and its SBOMs to this `reference` (registry/repository:tag) with the default keychain")
 	fs.BoolVar(&insecure, "insecure", false, "with --push: plain HTTP to the registry")
-	fs.BoolVar(&skipBuild, "skip-build", false, "with --push: push the layout in --out as it is (to mirror a copied layout)")
+	fs.BoolVar(&skipBuild, "skip-build", false, "with --push or signing: use the layout in --out as it is (to mirror or sign a copied layout)")
+	sf.bind(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if skipBuild && push == "" {
-		return errors.New("--skip-build needs --push")
+	if skipBuild && push == "" && !sf.enabled() {
+		return errors.New("--skip-build needs --push or a signing flag (--sign-key, --sign-key-env, --sign-kms-key, --keyless)")
 	}
+	// The signer is made first: a missing key or token refuses the start,
+	// not the end of a build.
+	signer, cleanup, err := sf.signer(getenv)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	if !skipBuild {
 		ps, err := parsePlatforms(platforms)
 		if err != nil {
@@ -87,6 +100,14 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 			return err
 		}
 		res.Print(stdout)
+	}
+	if signer != nil {
+		as, err := Sign(ctx, cfg.Out, SignOptions{Signer: signer, BuilderID: sf.builderID})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "signed %d attestations with %s in %s\n", len(as), signer, cfg.Out)
+		PrintAttestations(stdout, as)
 	}
 	if push != "" {
 		if err := Push(ctx, cfg.Out, push, PushOptions{Insecure: insecure, Log: stdout}); err != nil {

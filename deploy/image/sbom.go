@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/url"
 	"runtime/debug"
 	"sort"
@@ -199,4 +202,62 @@ func h1SHA256(sum string) string {
 		return ""
 	}
 	return hex.EncodeToString(b)
+}
+
+// indexSBOM is the CycloneDX 1.6 SBOM of the multi-arch index, for those
+// who verify the tag (which resolves to the index): the index as the
+// metadata component, each platform image as a component with what its
+// own SBOM lists (platformSBOMs, in index order), shared modules once.
+func indexSBOM(title, version, source string, index v1.Hash, created time.Time, platformSBOMs [][]byte) ([]byte, error) {
+	ref := "pkg:oci/" + title + "@" + index.Algorithm + "%3A" + index.Hex
+	top := cdx.Component{
+		BOMRef: ref, Type: cdx.ComponentTypeContainer, Name: title, Version: version, PackageURL: ref,
+		Hashes:             &[]cdx.Hash{{Algorithm: cdx.HashAlgoSHA256, Value: index.Hex}},
+		ExternalReferences: &[]cdx.ExternalReference{{Type: cdx.ERTypeVCS, URL: source}},
+	}
+	var (
+		comps    []cdx.Component
+		deps     []cdx.Dependency
+		images   []string
+		seen     = map[string]bool{}
+		seenDeps = map[string]bool{}
+		tools    *cdx.ToolsChoice
+	)
+	for _, raw := range platformSBOMs {
+		var bom cdx.BOM
+		if err := json.Unmarshal(raw, &bom); err != nil {
+			return nil, fmt.Errorf("platform sbom: %w", err)
+		}
+		if bom.Metadata == nil || bom.Metadata.Component == nil || bom.Components == nil {
+			return nil, errors.New("platform sbom: no metadata component or no components")
+		}
+		tools = bom.Metadata.Tools
+		images = append(images, bom.Metadata.Component.BOMRef)
+		for _, c := range append([]cdx.Component{*bom.Metadata.Component}, *bom.Components...) {
+			if !seen[c.BOMRef] {
+				seen[c.BOMRef] = true
+				comps = append(comps, c)
+			}
+		}
+		if bom.Dependencies != nil {
+			for _, d := range *bom.Dependencies {
+				if !seenDeps[d.Ref] {
+					seenDeps[d.Ref] = true
+					deps = append(deps, d)
+				}
+			}
+		}
+	}
+	bom := cdx.NewBOM()
+	bom.SerialNumber = "urn:uuid:" + uuid.NewSHA1(uuid.NameSpaceURL, []byte(DefaultSource+"/image-sbom/"+index.String())).String()
+	bom.Metadata = &cdx.Metadata{Timestamp: created.UTC().Format(time.RFC3339), Tools: tools, Component: &top}
+	bom.Components = &comps
+	deps = append([]cdx.Dependency{{Ref: ref, Dependencies: &images}}, deps...)
+	bom.Dependencies = &deps
+	var buf bytes.Buffer
+	enc := cdx.NewBOMEncoder(&buf, cdx.BOMFileFormatJSON).SetPretty(true).SetEscapeHTML(false)
+	if err := enc.EncodeVersion(bom, cdx.SpecVersion1_6); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -38,7 +38,7 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 		create.Err = s.classify(err, opCreate, name)
 		skipped := errors.New("not checked: the probe object could not be created")
 		read.Err, del.Err = skipped, skipped
-		return []sinks.Check{create, read, del}
+		return s.withSigner([]sinks.Check{create, read, del})
 	}
 	attrs, err := obj.Attrs(ctx)
 	if err != nil {
@@ -47,10 +47,18 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 		if err := obj.Delete(ctx); err != nil {
 			del.Err = s.classify(err, opDelete, name)
 		}
-		return []sinks.Check{create, read, del}
+		return s.withSigner([]sinks.Check{create, read, del})
 	}
 	if err := obj.Generation(attrs.Generation).If(storage.Conditions{GenerationMatch: attrs.Generation}).Delete(ctx); err != nil {
 		del.Err = fmt.Errorf("%w (probe object gs://%s/%s left behind)", s.classify(err, opDelete, name), s.bucket, name)
 	}
-	return []sinks.Check{create, read, del}
+	return s.withSigner([]sinks.Check{create, read, del})
+}
+
+// withSigner adds the signing key's (or token's) check.
+func (s *Sink) withSigner(cs []sinks.Check) []sinks.Check {
+	if s.signer != nil {
+		cs = append(cs, s.signer.Check())
+	}
+	return cs
 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // DefaultPathTemplate names each BOM object when Config.PathTemplate is empty.
@@ -38,6 +40,10 @@ type Config struct {
 	// {cluster}, {namespace}, {kind} and {name}, or {uid}: the workload's
 	// latest.cdx.json and tombstone.json live in that folder.
 	PathTemplate string `yaml:"pathTemplate"`
+	// Attest writes a Sigstore bundle beside each BOM object (its name +
+	// BundleSuffix): the BOM signed as an in-toto attestation of the
+	// object, with a key or keyless. Empty signs nothing. See docs/signing.md.
+	Attest attest.Config `yaml:"attest"`
 }
 
 // Validate checks the configuration without any I/O; errors name the key.
@@ -69,6 +75,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Anonymous && c.CredentialsFile != "" {
 		return fmt.Errorf("anonymous and credentialsFile: set one, not both")
+	}
+	if err := c.Attest.Validate(); err != nil {
+		return err
 	}
 	if _, err := parseTemplate(c.pathTemplate()); err != nil {
 		return fmt.Errorf("pathTemplate: %w", err)

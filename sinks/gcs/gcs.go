@@ -17,6 +17,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // Type is the registry name of this sink.
@@ -55,6 +56,7 @@ type Sink struct {
 	byName bool
 	client *storage.Client
 	log    *zap.Logger
+	signer *attest.Signer // nil: no bundles
 }
 
 // SinkType is the registry entry of the gcs sink.
@@ -65,10 +67,29 @@ var SinkType = sinks.Type{
 	},
 }
 
+// Option adjusts a sink beyond its configuration.
+type Option func(*[]attest.Option)
+
+// WithAttestOptions passes options to the signer that cfg.Attest
+// configures (tests: an in-memory Sigstore).
+func WithAttestOptions(opts ...attest.Option) Option {
+	return func(o *[]attest.Option) { *o = append(*o, opts...) }
+}
+
 // New validates cfg and opens a storage client. It reads the credentials
-// file, if any, but does not reach the bucket: Check does.
-func New(ctx context.Context, cfg Config, deps sinks.Deps) (*Sink, error) {
+// file, if any, and the signing key, if any (a missing or unreadable key
+// refuses the start, named, not quoted), but does not reach the bucket:
+// Check does.
+func New(ctx context.Context, cfg Config, deps sinks.Deps, sinkOpts ...Option) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var aopts []attest.Option
+	for _, o := range sinkOpts {
+		o(&aopts)
+	}
+	signer, err := attest.New(cfg.Attest, deps.Getenv, aopts...)
+	if err != nil {
 		return nil, err
 	}
 	if deps.Name == "" {
@@ -105,7 +126,7 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps) (*Sink, error) {
 	client.SetRetry(storage.WithPolicy(storage.RetryNever))
 	return &Sink{
 		name: deps.Name, bucket: cfg.Bucket, prefix: strings.TrimSuffix(cfg.Prefix, "/"),
-		tmpl: tmpl, byName: !tmpl.perWorkload(), client: client, log: deps.Log,
+		tmpl: tmpl, byName: !tmpl.perWorkload(), client: client, log: deps.Log, signer: signer,
 	}, nil
 }
 
@@ -217,6 +238,11 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	name := s.BOMObject(p, b.BomHash)
 	if err := s.createBOM(ctx, name, b, meta); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
+	}
+	if s.signer != nil {
+		if err := s.createBundle(ctx, name, b); err != nil {
+			return fmt.Errorf("export %s: %w", b.Workload, err)
+		}
 	}
 	if b.Superseded && s.byName {
 		s.log.Debug("superseded: kept as history", zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash), zap.String("object", name))

@@ -481,7 +481,7 @@ func TestConfig(t *testing.T) {
 	}{
 		{map[string]any{}, "bucket: required"},
 		{map[string]any{"bucket": "gs://b"}, "bucket: \"gs://b\" is not a bucket name"},
-		{map[string]any{"bucket": "bkt", "bukcet": "x"}, `unknown key "bukcet" (known: anonymous, bucket, credentialsFile, endpoint, pathTemplate, prefix)`},
+		{map[string]any{"bucket": "bkt", "bukcet": "x"}, `unknown key "bukcet" (known: anonymous, attest, bucket, credentialsFile, endpoint, pathTemplate, prefix)`},
 		{map[string]any{"bucket": "bkt", "prefix": "a//b"}, "prefix:"},
 		{map[string]any{"bucket": "bkt", "endpoint": "localhost:4443"}, "endpoint:"},
 		{map[string]any{"bucket": "bkt", "endpoint": "http://u:p@h/"}, "endpoint: must not carry credentials"},

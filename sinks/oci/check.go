@@ -27,6 +27,9 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 		_, c.Err = s.creds.current()
 		out = append(out, c)
 	}
+	if s.signer != nil {
+		out = append(out, s.signer.Check())
+	}
 	hosts := []string{}
 	seen := map[string]bool{}
 	if s.repository != nil {
@@ -53,7 +56,7 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 		c.Err = s.checkPush(ctx, ref)
 		out = append(out, c)
 	}
-	if len(out) == 0 {
+	if len(out) == 0 || (len(out) == 1 && s.signer != nil) {
 		out = append(out, sinks.Check{Name: "nothing to check before BOMs arrive: images' registries are checked as they are pushed to (set repository or checkRegistries)"})
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"oras.land/oras-go/v2/registry"
+
+	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // Config configures one oci sink. The zero value pushes each BOM into the
@@ -26,7 +28,18 @@ type Config struct {
 	// CheckRegistries are registry hosts the preflight check pings with
 	// the credentials (the registry of Repository is always checked).
 	CheckRegistries []string `yaml:"checkRegistries"`
+	// Attest signs each BOM as an in-toto attestation of each image (a
+	// Sigstore bundle, as cosign v3 attaches them), with a key or keyless;
+	// empty signs nothing. See docs/signing.md.
+	Attest attest.Config `yaml:"attest"`
+	// PlainReferrer keeps pushing the unsigned BOM artifact next to the
+	// attestation; default true. False with attest set pushes only the
+	// attestation.
+	PlainReferrer *bool `yaml:"plainReferrer"`
 }
+
+// plainReferrer reports whether the unsigned BOM artifact is pushed.
+func (c *Config) plainReferrer() bool { return c.PlainReferrer == nil || *c.PlainReferrer }
 
 // Validate checks the configuration without any I/O; errors name the key.
 func (c *Config) Validate() error {
@@ -37,6 +50,12 @@ func (c *Config) Validate() error {
 	}
 	if strings.ContainsAny(c.DockerConfig, "\x00\n") {
 		return fmt.Errorf("dockerConfig: contains a NUL or a line break")
+	}
+	if err := c.Attest.Validate(); err != nil {
+		return err
+	}
+	if !c.plainReferrer() && !c.Attest.Enabled() {
+		return fmt.Errorf("plainReferrer: false pushes nothing unless attest is set")
 	}
 	for i, h := range c.CheckRegistries {
 		ref := registry.Reference{Registry: h}

@@ -12,6 +12,9 @@ type metrics struct {
 	skipped *prometheus.CounterVec // by reason
 	pushed  prometheus.Counter
 	present prometheus.Counter
+
+	attPushed  prometheus.Counter
+	attPresent prometheus.Counter
 }
 
 // newMetrics registers the families on reg (nil: unregistered); families
@@ -22,6 +25,8 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		Help: "Images of exported BOMs that got no artifact, by reason (no-digest, bad-digest, bad-reference)."}, []string{"sink", "reason"})
 	artifacts := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "artifacts_total",
 		Help: "BOM artifacts per image, by result: pushed (new) or present (already a referrer of the image)."}, []string{"sink", "result"})
+	attestations := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "attestations_total",
+		Help: "Signed BOM attestations per image, by result: pushed (new) or present (one for this BOM version is there)."}, []string{"sink", "result"})
 	if reg != nil {
 		var err error
 		if skipped, err = sinks.RegisterMetric(reg, skipped); err != nil {
@@ -30,10 +35,16 @@ func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 		if artifacts, err = sinks.RegisterMetric(reg, artifacts); err != nil {
 			return nil, err
 		}
+		if attestations, err = sinks.RegisterMetric(reg, attestations); err != nil {
+			return nil, err
+		}
 	}
 	return &metrics{
 		skipped: skipped.MustCurryWith(prometheus.Labels{"sink": sink}),
 		pushed:  artifacts.WithLabelValues(sink, "pushed"),
 		present: artifacts.WithLabelValues(sink, "present"),
+
+		attPushed:  attestations.WithLabelValues(sink, "pushed"),
+		attPresent: attestations.WithLabelValues(sink, "present"),
 	}, nil
 }

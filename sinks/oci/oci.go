@@ -21,6 +21,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // Type is the registry name of this sink.
@@ -59,6 +60,8 @@ type Sink struct {
 	creds      *dockerConfig // nil: anonymous
 	http       *http.Client
 	client     *auth.Client
+	signer     *attest.Signer // nil: no attestations
+	plain      bool           // push the unsigned BOM artifact
 
 	// subjectLocks serialise, within this process, the pushes that add a
 	// referrer to one subject (striped by repository and digest): the
@@ -80,9 +83,22 @@ var SinkType = sinks.Type{
 	},
 }
 
-// New validates cfg, reads the docker config (if any) and registers the
-// sink's metrics. It does not reach any registry: Check does.
-func New(cfg Config, deps sinks.Deps) (*Sink, error) {
+// Option adjusts a sink beyond its configuration.
+type Option func(*options)
+
+type options struct{ attest []attest.Option }
+
+// WithAttestOptions passes options to the signer that cfg.Attest
+// configures (tests: an in-memory Sigstore).
+func WithAttestOptions(opts ...attest.Option) Option {
+	return func(o *options) { o.attest = append(o.attest, opts...) }
+}
+
+// New validates cfg, reads the docker config (if any) and the signing key
+// (if any: a missing or unreadable key refuses the start, named, not
+// quoted) and registers the sink's metrics. It does not reach any
+// registry: Check does.
+func New(cfg Config, deps sinks.Deps, opts ...Option) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -96,8 +112,20 @@ func New(cfg Config, deps sinks.Deps) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	signer, err := attest.New(cfg.Attest, deps.Getenv, o.attest...)
+	if err != nil {
+		return nil, err
+	}
+	if signer != nil {
+		deps.Log.Info("attestations signed", zap.Stringer("signer", signer))
+	}
 	s := &Sink{
 		name: deps.Name, log: deps.Log, m: m, plainHTTP: cfg.PlainHTTP, checkHosts: cfg.CheckRegistries,
+		signer: signer, plain: cfg.plainReferrer(),
 		http:     &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		repos:    map[string]*remote.Repository{},
 		subjects: map[string]ocispec.Descriptor{},
@@ -221,19 +249,33 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	return nil
 }
 
-// push makes b a referrer of t's image manifest.
+// push makes b a referrer of t's image manifest, as the plain artifact,
+// the signed attestation, or both.
 func (s *Sink) push(ctx context.Context, b sinks.BOM, t target) error {
 	subject, err := s.subject(ctx, t)
 	if err != nil {
 		return err
 	}
+	if s.plain {
+		if err := s.pushPlain(ctx, b, t, subject); err != nil {
+			return err
+		}
+	}
+	if s.signer != nil {
+		return s.pushAttestation(ctx, b, t, subject)
+	}
+	return nil
+}
+
+// pushPlain makes the unsigned BOM artifact a referrer of subject.
+func (s *Sink) pushPlain(ctx context.Context, b sinks.BOM, t target, subject ocispec.Descriptor) error {
 	manifest, desc := Manifest(b, subject)
 	dst := s.repo(t.dest)
 	where := t.dest.Registry + "/" + t.dest.Repository
 	lock := s.subjectLock(where + "@" + subject.Digest.String())
 	lock.Lock()
 	defer lock.Unlock()
-	listed, err := s.isReferrer(ctx, dst, subject, desc.Digest)
+	listed, err := s.isReferrer(ctx, dst, subject, ArtifactType, func(r ocispec.Descriptor) bool { return r.Digest == desc.Digest })
 	if err != nil {
 		return s.classify(err, fmt.Sprintf("list referrers of %s@%s", where, subject.Digest), t.dest)
 	}
@@ -242,21 +284,31 @@ func (s *Sink) push(ctx context.Context, b sinks.BOM, t target) error {
 		s.log.Debug("artifact present", zap.Stringer("workload", b.Workload), zap.String("image", t.image), zap.Stringer("artifact", desc.Digest))
 		return nil
 	}
-	blobs := []ocispec.Descriptor{artifactConfig, layer(b)}
-	contents := [][]byte{[]byte("{}"), b.Body}
+	if err := s.upload(ctx, dst, t.dest, []ocispec.Descriptor{artifactConfig, layer(b)}, [][]byte{[]byte("{}"), b.Body}, desc, manifest); err != nil {
+		return err
+	}
+	s.m.pushed.Inc()
+	s.log.Debug("artifact pushed", zap.Stringer("workload", b.Workload), zap.String("image", t.image),
+		zap.String("repository", where), zap.Stringer("subject", subject.Digest), zap.Stringer("artifact", desc.Digest))
+	return nil
+}
+
+// upload pushes the blobs dst lacks, then the manifest.
+func (s *Sink) upload(ctx context.Context, dst *remote.Repository, ref registry.Reference, blobs []ocispec.Descriptor, contents [][]byte, desc ocispec.Descriptor, manifest []byte) error {
+	where := ref.Registry + "/" + ref.Repository
 	for i, bd := range blobs {
 		ok, err := dst.Exists(ctx, bd)
 		if err != nil {
-			return s.classify(err, fmt.Sprintf("look for blob %s in %s", bd.Digest, where), t.dest)
+			return s.classify(err, fmt.Sprintf("look for blob %s in %s", bd.Digest, where), ref)
 		}
 		if ok {
 			continue
 		}
 		if err := dst.Push(ctx, bd, bytes.NewReader(contents[i])); err != nil {
-			return s.classify(err, fmt.Sprintf("push blob %s to %s", bd.Digest, where), t.dest)
+			return s.classify(err, fmt.Sprintf("push blob %s to %s", bd.Digest, where), ref)
 		}
 	}
-	err = dst.Push(ctx, desc, bytes.NewReader(manifest))
+	err := dst.Push(ctx, desc, bytes.NewReader(manifest))
 	var re *remote.ReferrersError
 	if errors.As(err, &re) && re.IsReferrersIndexDelete() {
 		// The new referrers index is in place; the old one could not be
@@ -265,11 +317,8 @@ func (s *Sink) push(ctx context.Context, b sinks.BOM, t target) error {
 		err = nil
 	}
 	if err != nil {
-		return s.classify(err, fmt.Sprintf("push artifact %s to %s", desc.Digest, where), t.dest)
+		return s.classify(err, fmt.Sprintf("push artifact %s to %s", desc.Digest, where), ref)
 	}
-	s.m.pushed.Inc()
-	s.log.Debug("artifact pushed", zap.Stringer("workload", b.Workload), zap.String("image", t.image),
-		zap.String("repository", where), zap.Stringer("subject", subject.Digest), zap.Stringer("artifact", desc.Digest))
 	return nil
 }
 
@@ -305,14 +354,14 @@ func (s *Sink) subject(ctx context.Context, t target) (ocispec.Descriptor, error
 	return d, nil
 }
 
-// isReferrer reports whether the manifest dg is among the BOM referrers of
-// subject in repo (through the referrers API or the tag schema).
-func (s *Sink) isReferrer(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, dg digest.Digest) (bool, error) {
+// isReferrer reports whether a referrer of subject in repo with
+// artifactType matches (through the referrers API or the tag schema).
+func (s *Sink) isReferrer(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, artifactType string, match func(ocispec.Descriptor) bool) (bool, error) {
 	found := false
 	errFound := errors.New("found")
-	err := repo.Referrers(ctx, subject, ArtifactType, func(refs []ocispec.Descriptor) error {
+	err := repo.Referrers(ctx, subject, artifactType, func(refs []ocispec.Descriptor) error {
 		for _, r := range refs {
-			if r.Digest == dg {
+			if match(r) {
 				found = true
 				return errFound
 			}
