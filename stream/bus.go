@@ -53,6 +53,15 @@ type Config struct {
 	// DLQ only (a size limit cannot spare the last events).
 	MaxAge   time.Duration `json:"maxAge" yaml:"maxAge"`
 	MaxBytes int64         `json:"maxBytes" yaml:"maxBytes"`
+	// RetryFor bounds how long a publish, read or ledger write keeps
+	// retrying through a stream leader election or a reconnect
+	// (DefaultRetryFor when zero; at most 3/4 of the duplicate window).
+	RetryFor time.Duration `json:"retryFor" yaml:"retryFor"`
+
+	// Fleet: an edge's embedded server and the hub's sources (edge.go).
+	Domain string     `json:"domain" yaml:"domain"`
+	Hub    LeafRemote `json:"hub" yaml:"hub"`
+	Edges  []Edge     `json:"edges" yaml:"edges"`
 }
 
 // DefaultDataDir is where the embedded server keeps its store by default.
@@ -70,6 +79,10 @@ func (c Config) Validate() error {
 	if c.MaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("stream.maxBytes: negative"))
 	}
+	if c.RetryFor < 0 {
+		errs = append(errs, fmt.Errorf("stream.retryFor: negative"))
+	}
+	errs = append(errs, c.validateFleet())
 	if c.URL == "" && c.Replicas > 1 {
 		errs = append(errs, fmt.Errorf("stream.replicas: %d needs an external cluster (stream.url)", c.Replicas))
 	}
@@ -109,6 +122,7 @@ type Bus struct {
 	streams map[string]jetstream.Stream // handles from the last Provision
 
 	namesKV jetstream.KeyValue // the name index, once opened
+	denied  deniedSubjects     // publish permission violations the server reported
 
 	dir      *owner.Dir // held while the bus owns an embedded data directory
 	viaOwner bool       // connected through another process's owner.json
@@ -141,7 +155,7 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, 
 		log = zap.NewNop()
 	}
 	b := &Bus{cfg: cfg, log: log}
-	opts := []nats.Option{nats.Name("bomstream"), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.Name("bomstream"), nats.MaxReconnects(-1), nats.ErrorHandler(b.asyncError)}
 	url := cfg.URL
 	if url == "" {
 		dir := cfg.dataDir()
@@ -190,7 +204,7 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, 
 		return nil, fmt.Errorf("connect to nats %s: %w", describe(cfg), err)
 	}
 	b.nc = nc
-	if b.js, err = jetstream.New(nc); err != nil {
+	if b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(attemptTimeout)); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
@@ -293,6 +307,9 @@ func startEmbedded(cfg Config) (*server.Server, []nats.Option, owner.Record, err
 	if err != nil {
 		return nil, nil, owner.Record{}, err
 	}
+	if err := cfg.applyEdge(o); err != nil {
+		return nil, nil, owner.Record{}, err
+	}
 	if cfg.Listen != "" {
 		if o.Port != server.RANDOM_PORT {
 			// The server only logs a failed bind and never becomes ready:
@@ -353,7 +370,7 @@ func externalOptions(cfg Config) ([]nats.Option, error) {
 // whole MaxAge when that is shorter).
 const DuplicateWindow = 2 * time.Minute
 
-// Provision creates or updates CHANGES, BOMS and DLQ. It is idempotent, and a
+// Provision creates or updates CHANGES, BOMS, DLQ and FINDINGS. It is idempotent, and a
 // changed replica count, MaxAge or MaxBytes updates the existing streams.
 func (b *Bus) Provision(ctx context.Context) error {
 	dup := DuplicateWindow
@@ -364,6 +381,7 @@ func (b *Bus) Provision(ctx context.Context) error {
 		{Name: schemas.StreamChanges, Subjects: []string{schemas.SubjectChangesPrefix + ">"}, Duplicates: dup},
 		{Name: schemas.StreamBOMs, Subjects: []string{schemas.SubjectBOMsPrefix + ">"}, Duplicates: dup},
 		{Name: schemas.StreamDLQ, Subjects: []string{schemas.SubjectDLQPrefix + ">"}, Duplicates: dup},
+		{Name: schemas.StreamFindings, Subjects: []string{schemas.SubjectFindingsPrefix + ">"}, Duplicates: dup},
 	} {
 		sc.Storage = jetstream.FileStorage
 		// Direct gets serve "last message of a subject" (every PublishChange,
@@ -381,7 +399,14 @@ func (b *Bus) Provision(ctx context.Context) error {
 		if sc.MaxBytes == 0 {
 			sc.MaxBytes = -1
 		}
-		s, err := b.js.CreateOrUpdateStream(ctx, sc)
+		if sc.Name == schemas.StreamChanges {
+			sc.Sources = b.cfg.changeSources()
+		}
+		var s jetstream.Stream
+		err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+			s, err = b.js.CreateOrUpdateStream(ctx, sc)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("provision stream %s: %w", sc.Name, err)
 		}
@@ -391,6 +416,12 @@ func (b *Bus) Provision(ctx context.Context) error {
 		}
 		b.streams[sc.Name] = s
 		b.mu.Unlock()
+	}
+	if len(b.cfg.Edges) > 0 {
+		// The hub's name index sources the edges' from the start.
+		if _, err := b.names(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -404,7 +435,10 @@ func (b *Bus) Stream(ctx context.Context, name string) (jetstream.Stream, error)
 	if ok {
 		return s, nil
 	}
-	s, err := b.js.Stream(ctx, name)
+	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		s, err = b.js.Stream(ctx, name)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)
 	}
@@ -462,6 +496,13 @@ func (b *Bus) shutdown() {
 	}
 	b.dir.Release() // owner.json goes, then the lock
 	b.dir = nil
+}
+
+// asyncError is the connection's error handler: it keeps the subjects the
+// server refused a publish on, for retry to fail such a publish at once.
+func (b *Bus) asyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
+	b.denied.record(err)
+	b.log.Warn("nats", zap.Error(err))
 }
 
 // String describes the configuration for logs with every secret masked:

@@ -47,7 +47,13 @@ func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq
 	if err != nil {
 		return 0, false, fmt.Errorf("publish change %s: %w", w, err)
 	}
-	for range maxPublishAttempts {
+	// uncertain: an attempt of ours may have been stored (a retry after a
+	// timeout was answered as a duplicate or as a wrong last sequence); a
+	// history found ending in our state then counts as our publish, so that
+	// the caller hears it was published and the name index gets it (a put
+	// that is harmless twice).
+	uncertain, firstSeen := false, uint64(0)
+	for n := range maxPublishAttempts {
 		m, err := b.lastChangeMsg(ctx, w)
 		if err != nil {
 			return 0, false, fmt.Errorf("publish change %s: %w", w, err)
@@ -56,17 +62,31 @@ func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq
 		if m != nil {
 			lastSeq = m.Sequence
 			if sameState(m, ev) {
-				return lastSeq, false, nil
+				if uncertain && firstSeen == 0 {
+					err = b.indexName(ctx, ev)
+				}
+				if err != nil {
+					return lastSeq, true, fmt.Errorf("publish change %s: %w", w, err)
+				}
+				return lastSeq, uncertain, nil
 			}
+		}
+		if n == 0 {
+			firstSeen = lastSeq
 		}
 		ack, err := b.publishChangeAt(ctx, w, ev.Type, ev.Data.InputHash, data, lastSeq)
 		switch {
 		case isWrongLastSeq(err):
-			continue // another writer appended first: decide again
+			// Another writer appended first, or an attempt of ours that
+			// timed out was stored and its retry is checked against it:
+			// decide again.
+			uncertain = true
+			continue
 		case err != nil:
 			return 0, false, fmt.Errorf("publish change %s: %w", w, err)
 		case ack.Duplicate:
-			continue // our msg id was taken by another writer (or our own retry): decide again
+			uncertain = true // our msg id was taken by our own retry, or another writer: decide again
+			continue
 		}
 		if lastSeq == 0 {
 			if err := b.indexName(ctx, ev); err != nil {
@@ -86,11 +106,11 @@ func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, typ, inpu
 	if inputHash != "" {
 		msg.Header.Set(schemas.HeaderInputHash, inputHash)
 	}
-	return b.js.PublishMsg(ctx, msg,
+	return b.publishMsg(ctx, msg, true, []jetstream.PublishOpt{
 		jetstream.WithMsgID(schemas.ChangeMsgID(w, lastSeq)),
 		jetstream.WithExpectLastSequencePerSubject(lastSeq),
 		jetstream.WithExpectStream(schemas.StreamChanges),
-	)
+	})
 }
 
 // LastChange returns the last event of the workload's history and its stream
@@ -132,7 +152,11 @@ func (b *Bus) lastChangeMsg(ctx context.Context, w schemas.Workload) (*jetstream
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.GetLastMsgForSubject(ctx, schemas.ChangesSubject(w))
+	var m *jetstream.RawStreamMsg
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		m, err = s.GetLastMsgForSubject(ctx, schemas.ChangesSubject(w))
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}
@@ -197,15 +221,12 @@ func (b *Bus) AppendChanges(ctx context.Context, appends []Append) []AppendResul
 				fresh = append(fresh, p.i)
 			}
 		case err := <-p.f.Err():
-			if !isWrongLastSeq(err) {
+			if !isWrongLastSeq(err) && !transient(err, true) {
 				w := appends[p.i].Event.Data.Workload
-				err = fmt.Errorf("publish change %s: %w", w, err)
-				if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrTimeout) {
-					out[p.i] = AppendResult{Err: err}
-					return
-				}
+				out[p.i] = AppendResult{Err: fmt.Errorf("publish change %s: %w", w, err)}
+				return
 			}
-			retry = append(retry, p.i)
+			retry = append(retry, p.i) // stale, or unanswered: PublishChange reads and decides again
 		case <-ctx.Done():
 			out[p.i] = AppendResult{Err: fmt.Errorf("publish change %s: %w", appends[p.i].Event.Data.Workload, ctx.Err())}
 		}
@@ -292,11 +313,16 @@ func (b *Bus) indexNames(ctx context.Context, appends []Append, fresh []int) err
 		}
 		futures = append(futures, f)
 	}
-	for _, f := range futures {
+	for k, f := range futures {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			return fmt.Errorf("name index: %w", err)
+			if !transient(err, true) {
+				return fmt.Errorf("name index: %w", err)
+			}
+			if err := b.indexName(ctx, appends[fresh[k]].Event); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return fmt.Errorf("name index: %w", ctx.Err())
 		}

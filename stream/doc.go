@@ -36,12 +36,23 @@
 // names them, ending at the last message stored rather than at the server's
 // pending counts, which such a store can get wrong.
 //
+// On a NATS cluster every request rides through a stream leader election
+// or a reconnect: retry.go retries what the cluster heals by itself (a
+// timeout only where a repeat is harmless: a publish with a Nats-Msg-Id, a
+// read, a conditional write) for at most Config.RetryFor, and fails a
+// publish the server refused by permission at once with ErrPublishDenied.
+// In the fleet shape (edge.go, docs/fleet.md) an edge's embedded server runs
+// under its own JetStream domain with a leaf-node link to the hub, and the
+// hub's CHANGES and name index source every edge's, each only its own
+// cluster's subjects.
+//
 // Subpackages: engine is the consume engine every stage runs on (ordering
 // per workload, retries, dead letters, crash recovery, replay, redrive);
 // owner is the data directory's owner (its lock and advertisement, control
 // requests, and the retention that trims CHANGES without ever removing a
 // workload's last event); check holds the streams, consumers and ledgers
 // against each other; streamtest runs a real nats-server process for tests
-// of the external, TCP path; and bustest gives the stages' tests a bus and a
-// deadline-bound wait.
+// of the external, TCP path; clustertest runs JetStream clusters, hubs
+// with leaf-node listeners and cuttable links in process; and bustest
+// gives the stages' tests a bus and a deadline-bound wait.
 package stream

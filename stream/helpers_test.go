@@ -83,3 +83,5 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }

@@ -42,17 +42,25 @@ func (b *Bus) LastPerSubject(ctx context.Context, streamName, filter string, hea
 	if err != nil {
 		return err
 	}
-	end, err := LastStored(ctx, s, filter)
+	var end uint64
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		end, err = LastStored(ctx, s, filter)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("last messages of %s: %w", filter, err)
 	}
 	if end == 0 {
 		return nil // no subject yet
 	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter},
-		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
-		HeadersOnly:    headersOnly,
+	var cons jetstream.Consumer
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		cons, err = s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{filter},
+			DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+			HeadersOnly:    headersOnly,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("last messages of %s: %w", filter, err)

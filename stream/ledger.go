@@ -14,6 +14,7 @@ import (
 // forgot would let a replay write twice.
 type Ledger struct {
 	kv jetstream.KeyValue
+	b  *Bus
 }
 
 // ErrLedgerConflict is returned by Put when the entry changed since the
@@ -26,22 +27,31 @@ func (b *Bus) Ledger(ctx context.Context, sink string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger for sink %s: %w", sink, err)
 	}
-	return &Ledger{kv: kv}, nil
+	return &Ledger{kv: kv, b: b}, nil
 }
 
 // KeyValue opens the KV bucket called bucket, creating it when missing,
 // on file storage with the configured replicas and no limits.
 func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	return b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   bucket,
-		Storage:  jetstream.FileStorage,
-		Replicas: b.cfg.replicas(),
+	var kv jetstream.KeyValue
+	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:   bucket,
+			Storage:  jetstream.FileStorage,
+			Replicas: b.cfg.replicas(),
+		})
+		return err
 	})
+	return kv, err
 }
 
 // Get reads key; ok is false when it has no entry.
 func (l *Ledger) Get(ctx context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
-	e, err := l.kv.Get(ctx, key)
+	var e jetstream.KeyValueEntry
+	err = l.b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		e, err = l.kv.Get(ctx, key)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, false, nil
 	}
@@ -58,11 +68,17 @@ func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) 
 		n   uint64
 		err error
 	)
-	if rev == 0 {
-		n, err = l.kv.Create(ctx, key, value)
-	} else {
-		n, err = l.kv.Update(ctx, key, value, rev)
-	}
+	// A conditional write is repeatable: when a first attempt was stored
+	// but its answer lost, the retry is a conflict, and the caller reads
+	// the entry again and finds its own write.
+	err = l.b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		if rev == 0 {
+			n, err = l.kv.Create(ctx, key, value)
+		} else {
+			n, err = l.kv.Update(ctx, key, value, rev)
+		}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err) {
 		return 0, fmt.Errorf("ledger %s: %w", key, ErrLedgerConflict)
 	}

@@ -114,6 +114,8 @@ func allOf(streamName string) string {
 		return schemas.SubjectBOMsPrefix + ">"
 	case schemas.StreamDLQ:
 		return schemas.SubjectDLQPrefix + ">"
+	case schemas.StreamFindings:
+		return schemas.SubjectFindingsPrefix + ">"
 	}
 	return ">"
 }

@@ -29,8 +29,12 @@ func (b *Bus) names(ctx context.Context) (jetstream.KeyValue, error) {
 	if kv != nil {
 		return kv, nil
 	}
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: namesBucket, Storage: jetstream.FileStorage, Replicas: b.cfg.replicas(),
+	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: namesBucket, Storage: jetstream.FileStorage, Replicas: b.cfg.replicas(),
+			Sources: b.cfg.nameSources(),
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("name index: %w", err)
@@ -66,7 +70,11 @@ func (b *Bus) indexName(ctx context.Context, ev schemas.WorkloadChange) error {
 	if err != nil {
 		return err
 	}
-	if _, err := kv.Put(ctx, nameKey(ev.Data.Workload), []byte(ev.Time.UTC().Format(time.RFC3339Nano))); err != nil {
+	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, nameKey(ev.Data.Workload), []byte(ev.Time.UTC().Format(time.RFC3339Nano)))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("name index: %w", err)
 	}
 	return nil

@@ -31,7 +31,46 @@ func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, e
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
 	}
-	ack, err := b.js.PublishMsg(ctx, m, opts...)
+	ack, err := b.publishMsg(ctx, m, msgID != "", opts)
+	if err != nil {
+		return PubAck{}, fmt.Errorf("publish to %s: %w", m.Subject, err)
+	}
+	return PubAck{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+}
+
+// publishMsg publishes m and waits for its ack, retrying through a leader
+// election or a reconnect (see retry); repeatable says m carries a
+// Nats-Msg-Id, so that a stored first attempt makes the retry a duplicate.
+func (b *Bus) publishMsg(ctx context.Context, m *nats.Msg, repeatable bool, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	err := b.retry(ctx, m.Subject, repeatable, func(ctx context.Context) (err error) {
+		ack, err = b.js.PublishMsg(ctx, m, opts...)
+		return err
+	})
+	return ack, err
+}
+
+// ErrWrongLastSeq is returned by PublishAfter when the subject's last
+// sequence is no longer the one the writer saw: another writer appended
+// first; read again and decide again.
+var ErrWrongLastSeq = errors.New("the subject changed since it was read")
+
+// PublishAfter is Publish with optimistic concurrency: m is stored only
+// while its subject's last sequence is still lastSeq (0: the subject has
+// no message), else the error wraps ErrWrongLastSeq.
+func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastSeq uint64) (PubAck, error) {
+	name, err := streamOf(m.Subject)
+	if err != nil {
+		return PubAck{}, err
+	}
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(name), jetstream.WithExpectLastSequencePerSubject(lastSeq)}
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ack, err := b.publishMsg(ctx, m, msgID != "", opts)
+	if isWrongLastSeq(err) {
+		return PubAck{}, fmt.Errorf("publish to %s after seq %d: %w", m.Subject, lastSeq, ErrWrongLastSeq)
+	}
 	if err != nil {
 		return PubAck{}, fmt.Errorf("publish to %s: %w", m.Subject, err)
 	}
@@ -47,6 +86,8 @@ func streamOf(subject string) (string, error) {
 		return schemas.StreamBOMs, nil
 	case strings.HasPrefix(subject, schemas.SubjectDLQPrefix):
 		return schemas.StreamDLQ, nil
+	case strings.HasPrefix(subject, schemas.SubjectFindingsPrefix):
+		return schemas.StreamFindings, nil
 	}
 	return "", fmt.Errorf("publish to %s: not a bomstream subject", subject)
 }
@@ -58,7 +99,11 @@ func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstre
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.GetLastMsgForSubject(ctx, subject)
+	var m *jetstream.RawStreamMsg
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		m, err = s.GetLastMsgForSubject(ctx, subject)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}
@@ -74,7 +119,11 @@ func (b *Bus) LastSeq(ctx context.Context, streamName string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	info, err := s.Info(ctx)
+	var info *jetstream.StreamInfo
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		info, err = s.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", streamName, err)
 	}

@@ -1,0 +1,148 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// DefaultRetryFor bounds how long one call keeps retrying a request that
+// failed for a reason a cluster heals by itself (a stream leader election,
+// a reconnect): long enough for an election, which takes seconds, and well
+// inside DuplicateWindow, so that a retried publish is still recognised by
+// its Nats-Msg-Id.
+const DefaultRetryFor = 90 * time.Second
+
+// attemptTimeout bounds one request of a retried call.
+const attemptTimeout = 5 * time.Second
+
+// ErrPublishDenied is the cause of a publish the server refused by
+// permission: the connection's user may not publish on that subject (an
+// edge, for instance, publishes only under its own cluster's subjects).
+var ErrPublishDenied = errors.New("the server refused the publish: this connection's user may not publish on the subject")
+
+// retryFor is how long a call retries, at most DuplicateWindow minus a
+// margin (or MaxAge, the window then being that).
+func (c Config) retryFor() time.Duration {
+	d := c.RetryFor
+	if d == 0 {
+		d = DefaultRetryFor
+	}
+	limit := DuplicateWindow
+	if c.MaxAge > 0 && c.MaxAge < limit {
+		limit = c.MaxAge
+	}
+	return min(d, limit*3/4)
+}
+
+// retry runs fn until it succeeds, fails for a reason no retry cures, ctx
+// ends, or the configured RetryFor passes; each attempt gets at most
+// attemptTimeout. repeatable says that running fn twice is harmless (a
+// read, a publish with a Nats-Msg-Id, a conditional write): only then is
+// a timeout retried, since the first attempt may have been stored. What
+// proves a request never reached a stream (no responders, a closed or
+// reconnecting connection) is retried either way. subject, when not empty,
+// is checked against the permission violations the server reported, and
+// such a publish fails at once with ErrPublishDenied.
+func (b *Bus) retry(ctx context.Context, subject string, repeatable bool, fn func(ctx context.Context) error) error {
+	deadline := time.Now().Add(b.cfg.retryFor())
+	pause := 50 * time.Millisecond
+	for n := 1; ; n++ {
+		if subject != "" && b.denied.check(subject) {
+			return fmt.Errorf("%s: %w", subject, ErrPublishDenied)
+		}
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if subject != "" && b.denied.check(subject) {
+			continue // said at the top of the loop
+		}
+		if ctx.Err() != nil || !transient(err, repeatable) || time.Now().After(deadline) {
+			return err
+		}
+		b.log.Debug("retrying a request the cluster may heal", zap.Int("attempt", n), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(rand.N(pause) + pause/2):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
+}
+
+// transient reports whether err is one a cluster heals by itself. A
+// timeout counts only for repeatable requests.
+func transient(err error, repeatable bool) bool {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, errNotSent) {
+		return true
+	}
+	if !repeatable {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		// no peers for placement (a peer offline), cluster not available,
+		// not leader, stream or consumer offline
+		case 10005, 10008, 10009, 10118, 10119:
+			return true
+		}
+	}
+	return false
+}
+
+// deniedSubjects remembers the publish permission violations the server
+// reported on the connection (they arrive asynchronously, as -ERR).
+type deniedSubjects struct {
+	mu   sync.Mutex
+	subj map[string]struct{}
+}
+
+// record is the connection's error handler's part: it keeps the subject
+// of a publish permission violation.
+func (d *deniedSubjects) record(err error) {
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		return
+	}
+	const marker = `Publish to "`
+	msg := err.Error()
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return
+	}
+	rest := msg[i+len(marker):]
+	j := strings.IndexByte(rest, '"')
+	if j < 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.subj == nil {
+		d.subj = make(map[string]struct{})
+	}
+	d.subj[rest[:j]] = struct{}{}
+}
+
+// check reports whether a publish on subject was refused.
+func (d *deniedSubjects) check(subject string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.subj[subject]
+	return ok
+}
