@@ -10,14 +10,16 @@ FUZZTIME    ?= 100000x
 FUZZMINTIME ?= 2s
 FUZZ         = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME)
 
-.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak image
+.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak image cosign
 
-# build: bin/bomstream, and bin/bomstream-collector, the same without the
+# build: bin/bomstream, bin/bomstream-collector, the same without the
 # cloud sinks (-tags nocloudsinks): a collector with half the memory, the
-# binary of the bomstream-collector image.
+# binary of the bomstream-collector image; and bin/kubectl-bomstream, the
+# kubectl plugin (put it on the PATH).
 build:
 	$(GO) build -o $(BIN) ./cmd/bomstream
 	$(GO) build -tags nocloudsinks -o $(BIN)-collector ./cmd/bomstream
+	$(GO) build -o $(dir $(BIN))kubectl-bomstream ./cmd/kubectl-bomstream
 
 # test: everything CI runs: lint, the unit, integration and end-to-end tests,
 # and a short fuzz. The integration tests need kube-apiserver and etcd: they
@@ -29,8 +31,10 @@ test: lint
 	if [ -z "$$assets" ]; then assets="$$($(MAKE) --no-print-directory -s kube-bins | tail -n 1)"; fi; \
 	natsbin="$${BOMSTREAM_NATS_SERVER_BIN:-$(CURDIR)/bin/nats-server}"; \
 	[ -n "$${BOMSTREAM_NATS_SERVER_BIN:-}" ] || $(GO) build -o "$$natsbin" github.com/nats-io/nats-server/v2; \
-	echo "KUBEBUILDER_ASSETS=$$assets BOMSTREAM_NATS_SERVER_BIN=$$natsbin $(GO) test -count=1 -timeout 45m $(PKGS)"; \
-	KUBEBUILDER_ASSETS="$$assets" BOMSTREAM_NATS_SERVER_BIN="$$natsbin" $(GO) test -count=1 -timeout 45m $(PKGS)
+	cosignbin="$${BOMSTREAM_COSIGN_BIN:-}"; \
+	if [ -z "$$cosignbin" ]; then cosignbin="$$($(MAKE) --no-print-directory -s cosign | tail -n 1)"; fi; \
+	echo "KUBEBUILDER_ASSETS=$$assets BOMSTREAM_NATS_SERVER_BIN=$$natsbin BOMSTREAM_COSIGN_BIN=$$cosignbin $(GO) test -count=1 -timeout 45m $(PKGS)"; \
+	KUBEBUILDER_ASSETS="$$assets" BOMSTREAM_NATS_SERVER_BIN="$$natsbin" BOMSTREAM_COSIGN_BIN="$$cosignbin" $(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) fuzz
 
 # kube-bins: kube-apiserver and etcd for the integration tests (envtest),
@@ -42,6 +46,16 @@ ETCD_VERSION  ?= v3.7.0
 KUBE_BINS_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bomstream/kube-bins/$(KUBE_VERSION)
 kube-bins:
 	KUBE_VERSION=$(KUBE_VERSION) ETCD_VERSION=$(ETCD_VERSION) KUBE_BINS_DIR=$(KUBE_BINS_DIR) GO=$(GO) ./.ci/kube-bins.sh
+
+# cosign: the cosign CLI the signing interoperability tests run (and
+# make image signs with), built from the Go module proxy into COSIGN_DIR,
+# outside the repository; a few CPU-minutes cold, seconds from Go's build
+# cache. Prints the binary's path.
+COSIGN_VERSION ?= v3.1.3
+COSIGN_DIR     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bomstream/cosign/$(COSIGN_VERSION)
+cosign:
+	@test -x $(COSIGN_DIR)/cosign || GOBIN=$(COSIGN_DIR) GOFLAGS=-mod=mod $(GO) install github.com/sigstore/cosign/v3/cmd/cosign@$(COSIGN_VERSION)
+	@echo $(COSIGN_DIR)/cosign
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -92,7 +106,13 @@ clean:
 # chart's collector Deployment runs). Reproducible: the timestamps are the
 # last commit's time. IMAGE_PUSH and COLLECTOR_IMAGE_PUSH
 # (registry/repository:tag) also push them (default keychain), IMAGE_VERSION
-# sets the version label (default: the binary's).
+# sets the version label (default: the binary's). Signing (docs/image.md#signing):
+# IMAGE_SIGN_KEY (a PEM private key file), IMAGE_SIGN_KEY_ENV (the variable
+# holding one), IMAGE_SIGN_KMS_KEY (gcpkms://..., hashivault://...) or
+# IMAGE_KEYLESS=1 (Fulcio and Rekor, the OIDC token in $SIGSTORE_ID_TOKEN)
+# attach to both images and their indexes a signed CycloneDX SBOM and SLSA
+# provenance attestation, pushed with them; IMAGE_SIGN_FLAGS adds flags
+# (--builder-id, --fulcio-url, --rekor-url, --timestamp-url, --oidc-token-file).
 IMAGE_OUT           ?= bin/image/oci-layout
 COLLECTOR_IMAGE_OUT ?= bin/image/collector-oci-layout
 IMAGE_PUSH          ?=
@@ -100,7 +120,14 @@ COLLECTOR_IMAGE_PUSH ?=
 IMAGE_VERSION       ?=
 IMAGE_REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_DATE_EPOCH   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-IMAGE_FLAGS = $(if $(IMAGE_REVISION),--revision $(IMAGE_REVISION)) $(if $(IMAGE_VERSION),--version $(IMAGE_VERSION))
+IMAGE_SIGN_KEY      ?=
+IMAGE_SIGN_KEY_ENV  ?=
+IMAGE_SIGN_KMS_KEY  ?=
+IMAGE_KEYLESS       ?=
+IMAGE_SIGN_FLAGS    ?=
+IMAGE_FLAGS = $(if $(IMAGE_REVISION),--revision $(IMAGE_REVISION)) $(if $(IMAGE_VERSION),--version $(IMAGE_VERSION)) \
+  $(if $(IMAGE_SIGN_KEY),--sign-key $(IMAGE_SIGN_KEY)) $(if $(IMAGE_SIGN_KEY_ENV),--sign-key-env $(IMAGE_SIGN_KEY_ENV)) \
+  $(if $(IMAGE_SIGN_KMS_KEY),--sign-kms-key $(IMAGE_SIGN_KMS_KEY)) $(if $(IMAGE_KEYLESS),--keyless) $(IMAGE_SIGN_FLAGS)
 image:
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./deploy/image --out $(IMAGE_OUT) $(IMAGE_FLAGS) \
 	  $(if $(IMAGE_PUSH),--push $(IMAGE_PUSH))

@@ -110,10 +110,16 @@ func process(cmd *cobra.Command, e *env, cfg Config, st stages, body func(ctx co
 			log.Error("http endpoint stopped", zap.Error(err))
 		}
 	}()
+	stopAPI, err := startAPI(hctx, cmd, e, p, st, log)
+	if err != nil {
+		stopHTTP()
+		wg.Wait()
+		return err
+	}
 	err = body(ctx, p)
 	stopHTTP()
 	wg.Wait()
-	return err
+	return errors.Join(err, stopAPI())
 }
 
 func runCmd(e *env) *cobra.Command {
@@ -170,7 +176,7 @@ one-command inventory of a cluster.`,
 			if err != nil {
 				return err
 			}
-			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun, summary: cfg.Manifests.Once}
+			st := stages{source: true, transformer: true, sinks: []string{"*"}, dryRun: dryRun, summary: cfg.Manifests.Once, findings: !dryRun, api: true}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
 				p.checkAtStart(ctx)
 				if cluster {
@@ -192,6 +198,7 @@ one-command inventory of a cluster.`,
 	f.BoolVar(&toStdout, "stdout", false, "also print every BOM as a JSON line (when no sink is configured)")
 	bindDryRun(f, &dryRun)
 	k.bind(f)
+	bindAPI(cmd)
 	return cmd
 }
 

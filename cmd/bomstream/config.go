@@ -12,6 +12,8 @@ import (
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/registry"
@@ -33,7 +35,9 @@ type Config struct {
 	Kubernetes  kube.Config       `yaml:"kubernetes"` // the cluster source (kubernetes.go)
 	Transformer TransformerConfig `yaml:"transformer"`
 	Sinks       []SinkConfig      `yaml:"sinks"`
+	Findings    findings.Config   `yaml:"findings"`
 	HTTP        HTTPConfig        `yaml:"http"`
+	API         api.Config        `yaml:"api"` // the inventory API (apiserve.go)
 	Log         LogConfig         `yaml:"log"`
 }
 
@@ -75,10 +79,15 @@ type TransformerConfig struct {
 // consumer and the ledger), a type from the registry, the runner's settings,
 // and the sink's own settings, decoded strictly by the sink's package.
 type SinkConfig struct {
-	Name   string         `yaml:"name"`
-	Type   string         `yaml:"type"`
-	Runner runner.Config  `yaml:"runner"`
-	Config map[string]any `yaml:"config"`
+	Name string `yaml:"name"`
+	Type string `yaml:"type"`
+	// SpecVersion is the CycloneDX version the sink writes: "1.6" (the
+	// default: the document the transformer renders, byte for byte) or
+	// "1.7" (converted for this sink; the bomHash stays that of the 1.6
+	// document, see sinks.WithSpecVersion).
+	SpecVersion string         `yaml:"specVersion"`
+	Runner      runner.Config  `yaml:"runner"`
+	Config      map[string]any `yaml:"config"`
 }
 
 var clusterName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
@@ -118,10 +127,14 @@ func applyEnv(c *Config, getenv func(string) string) error {
 		"BOMSTREAM_NATS_LISTEN_PASSWORD": &c.Stream.ListenAuth.Password,
 		"BOMSTREAM_MANIFESTS":            &c.Manifests.Dir,
 		"BOMSTREAM_HTTP_LISTEN":          &c.HTTP.Listen,
+		"BOMSTREAM_API_LISTEN":           &c.API.Listen,
+		"BOMSTREAM_API_TOKEN_FILE":       &c.API.TokenFile,
+		"BOMSTREAM_API_CLIENT_CA":        &c.API.ClientCA,
 		"BOMSTREAM_LOG_LEVEL":            &c.Log.Level,
 		"BOMSTREAM_LOG_FORMAT":           &c.Log.Format,
 		"BOMSTREAM_RULES":                &c.Transformer.RulesFile,
 		"BOMSTREAM_PROFILES":             &c.Collector.ProfilesFile,
+		"BOMSTREAM_FINDINGS_RULES":       &c.Findings.RulesFile,
 	}
 	for k, p := range str {
 		if v := getenv(k); v != "" {
@@ -144,7 +157,8 @@ func (c Config) Validate(reg sinks.Registry) error {
 	if !clusterName.MatchString(c.Cluster) {
 		errs = append(errs, fmt.Errorf("cluster: %q is not 1-63 characters of [A-Za-z0-9_-]", c.Cluster))
 	}
-	errs = append(errs, c.Stream.Validate(), c.HTTP.Validate(), c.Log.Validate())
+	errs = append(errs, c.Stream.Validate(), c.HTTP.Validate(), c.Log.Validate(), c.API.Validate())
+	errs = append(errs, c.Findings.Validate())
 	if err := c.Transformer.Service.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("transformer.service: %w", err))
 	}
@@ -192,6 +206,9 @@ func (c Config) Validate(reg sinks.Registry) error {
 			errs = append(errs, fmt.Errorf("%s.type: unknown sink type %q (known: %v)%s", field, s.Type, reg.Types(), registry.OmittedHint(reg, s.Type)))
 		} else if _, err := reg.Decode(s.Type, s.Config); err != nil {
 			errs = append(errs, prefixLines(field+".config: ", err))
+		}
+		if err := sinks.ValidSpecVersion(s.SpecVersion); err != nil {
+			errs = append(errs, fmt.Errorf("%s.%w", field, err))
 		}
 		if err := s.Runner.Validate(field + ".runner"); err != nil {
 			errs = append(errs, err)

@@ -187,7 +187,7 @@ func dlqRetryCmd(e *env) *cobra.Command {
 			// Without an owner, this process builds the stages the dead
 			// letters need: the transformer, and the sinks (all: an id may
 			// belong to any).
-			st := stages{attach: true, transformer: true, sinks: []string{"*"}}
+			st := stages{attach: true, transformer: true, sinks: []string{"*"}, findings: true}
 			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
 				var res retryResult
 				if p.bus.ViaOwner() {
@@ -277,6 +277,9 @@ func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (engine.Re
 			return engine.Redriven{}, errors.New("the transformer does not run in this process")
 		}
 		return p.svc.Retry(ctx, d)
+	}
+	if d.Stage == schemas.StageFindings && p.findings != nil {
+		return p.findings.Retry(ctx, d)
 	}
 	if name, ok := schemas.SinkOfStage(d.Stage); ok {
 		s := p.sink(name)

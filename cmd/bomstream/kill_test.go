@@ -161,22 +161,7 @@ func TestKill9AtRandomPoints(t *testing.T) {
 - {name: history, type: file, config: {dir: %q}}
 - {name: latest, type: stdout, runner: {latestOnly: true}}
 `, hist))
-	outPath, errPath := filepath.Join(dir, "stdout.jsonl"), filepath.Join(dir, "stderr.log")
-	open := func(p string) *os.File {
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		return f
-	}
-	outFile, errFile := open(outPath), open(errPath)
-	defer func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(errPath)
-			t.Logf("stderr of the processes (tail):\n%s", tail(string(b), 6000))
-		}
-	}()
+	outFile, errFile, outPath, errPath := processLogs(t, dir)
 	args := []string{"run", "--config", conf, "--manifests", tree, "--interval", "100ms", "--data-dir", data}
 
 	writeRound(t, tree, workloads, 0)
@@ -213,13 +198,44 @@ func TestKill9AtRandomPoints(t *testing.T) {
 	}
 	<-writerDone // the last round is exported
 	// The last process is up (it has read the tree) before it is stopped.
+	waitSynced(t, errPath, kills)
+	drain(t, proc, bin, outFile, errFile, args, 5*time.Minute)
+	checkAfterKills(t, data, hist, outPath, workloads, 5000)
+}
+
+// processLogs opens dir/stdout.log and dir/stderr.log for appending, shared
+// by every process a test starts, and prints the stderr's tail when the
+// test fails.
+func processLogs(t *testing.T, dir string) (outFile, errFile *os.File, outPath, errPath string) {
+	t.Helper()
+	outPath, errPath = filepath.Join(dir, "stdout.jsonl"), filepath.Join(dir, "stderr.log")
+	open := func(p string) *os.File {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	outFile, errFile = open(outPath), open(errPath)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(errPath)
+			t.Logf("stderr of the processes (tail):\n%s", tail(string(b), 6000))
+		}
+	})
+	return outFile, errFile, outPath, errPath
+}
+
+// waitSynced waits until the process started after kill -9 #kills has read
+// its manifests (and so handles SIGTERM).
+func waitSynced(t *testing.T, errPath string, kills int) {
+	t.Helper()
 	eventually(t, "the last process synced its manifests", func() bool {
 		b, _ := os.ReadFile(errPath)
 		_, after, _ := strings.Cut(string(b), fmt.Sprintf("=== kill -9 #%d\n", kills))
 		return strings.Contains(after, "manifests synced")
 	})
-	drain(t, proc, bin, outFile, errFile, args, 5*time.Minute)
-	checkAfterKills(t, data, hist, outPath, workloads, 5000)
 }
 
 // checkAfterKills holds the store and the sinks to what CHANGES says

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
@@ -35,9 +36,14 @@ type stages struct {
 	// when another process owns it, it works through that process and
 	// builds no sink of its own.
 	attach bool
+	// findings: the process runs the findings stage (unless
+	// findings.disabled), a consumer of BOMS as a sink is.
+	findings bool
 	// summary: the process prints the summary table at its end (run
 	// --once); the transformer stage remembers what it rendered for it.
 	summary bool
+	// api: the process serves the inventory API when configured (run, sink).
+	api bool
 }
 
 // pipeline is one process's share of bomstream, wired from a validated Config.
@@ -51,6 +57,7 @@ type pipeline struct {
 	rendered *summaries // set when stages.summary: what the stage rendered
 	svc      *service.Service
 	sinks    []*sinkStage
+	findings *findings.Stage // nil when the process runs no findings stage
 }
 
 type sinkStage struct {
@@ -111,19 +118,32 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if p.bus.ViaOwner() {
 		return p, nil // the owner runs the sinks
 	}
+	if err := p.newConsumers(ctx, selected, st, reg, getenv, claim); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// newConsumers builds the consumers of BOMS the process runs: the findings
+// stage when asked for, and the selected sinks.
+func (p *pipeline) newConsumers(ctx context.Context, selected []SinkConfig, st stages, reg sinks.Registry, getenv func(string) string, claim bool) error {
+	if st.findings && !p.cfg.Findings.Disabled {
+		if err := p.newFindings(claim); err != nil {
+			return err
+		}
+	}
 	for _, sc := range selected {
 		scfg, err := reg.Decode(sc.Type, sc.Config)
 		if err != nil { // Validate decoded it already
-			p.close()
-			return nil, fmt.Errorf("sinks %s: %w", sc.Name, err)
+			return fmt.Errorf("sinks %s: %w", sc.Name, err)
 		}
-		s, err := reg.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: log.Named("sink"), Metrics: obs.reg, Getenv: getenv})
+		s, err := reg.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: p.log.Named("sink"), Metrics: p.obs.reg, Getenv: getenv, SpecVersion: sc.SpecVersion})
 		if err != nil {
-			p.close()
-			return nil, err
+			return err
 		}
 		if st.dryRun {
-			s = sinks.DryRun(s, log.Named("sink"))
+			s = sinks.DryRun(s, p.log.Named("sink"))
 		}
 		if sc.Runner.Concurrency == 0 {
 			sc.Runner.Concurrency = reg[sc.Type].Concurrency
@@ -132,12 +152,11 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		p.sinks = append(p.sinks, stage)
 		rc := sc.Runner
 		rc.Claim = claim
-		if stage.runner, err = runner.New(p.bus, s, rc, reg[sc.Type].LatestOnly, log.Named("sink"), obs.reg); err != nil {
-			p.close()
-			return nil, err
+		if stage.runner, err = runner.New(p.bus, s, rc, reg[sc.Type].LatestOnly, p.log.Named("sink"), p.obs.reg); err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func selectSinks(all []SinkConfig, names []string) ([]SinkConfig, error) {
@@ -198,6 +217,9 @@ func (p *pipeline) run(ctx context.Context) error {
 	for _, s := range p.sinks {
 		start("sink "+s.cfg.Name, s.runner.Run, s.runner.Health)
 	}
+	if p.findings != nil {
+		start(schemas.StageFindings, p.findings.Run, p.findings.Health)
+	}
 	wg.Wait()
 	return nil
 }
@@ -246,6 +268,9 @@ func (p *pipeline) consumers() [][2]string {
 	}
 	for _, s := range p.sinks {
 		out = append(out, [2]string{schemas.StreamBOMs, s.runner.Durable()})
+	}
+	if p.findings != nil {
+		out = append(out, [2]string{schemas.StreamBOMs, p.findings.Durable()})
 	}
 	return out
 }
@@ -337,4 +362,16 @@ func withDefaultSinks(cfg Config) Config {
 	}
 	cfg.Sinks = out
 	return cfg
+}
+
+// newFindings builds the findings stage from the validated configuration.
+func (p *pipeline) newFindings(claim bool) error {
+	rules, err := findings.LoadRules(p.cfg.Findings.RulesFile, nil)
+	if err != nil {
+		return err
+	}
+	fc := p.cfg.Findings
+	fc.Engine.Claim = claim
+	p.findings, err = findings.New(p.bus, rules, fc, p.log.Named("findings"), p.obs.reg)
+	return err
 }

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
-	"github.com/bomstream/bomstream/transformer"
 )
 
 // bomVersion is one message of a workload's history on BOMS.
@@ -91,8 +90,7 @@ func historyCmd(e *env) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHistory(cmd, e, &c, args[0], func(w schemas.Workload, vs []bomVersion) error {
-				printHistory(cmd.OutOrStdout(), w, vs)
-				return nil
+				return printHistory(cmd.OutOrStdout(), w, vs)
 			})
 		},
 	}
@@ -100,47 +98,31 @@ func historyCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printHistory(out io.Writer, w schemas.Workload, vs []bomVersion) {
-	fmt.Fprintf(out, "%s (uid %s)\n", w, w.UID)
-	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tCHANGE\tINPUT HASH\tBOM HASH\tRUNTIME\tMODELS")
+// printHistory prints vs as report.History does for the kubectl plugin,
+// reading each BOM's facts as the inventory index does.
+func printHistory(out io.Writer, w schemas.Workload, vs []bomVersion) error {
+	ivs := make([]inventory.Version, 0, len(vs))
 	for _, v := range vs {
-		if v.Tombstone != "" {
-			fmt.Fprintf(tw, "%s\t%d\t-\t-\t%s\t-\n", stamp(v.Time), v.ChangeSeq, tombstoneText(v.Tombstone))
-			continue
+		iv := inventory.Version{Time: v.Time, StreamSeq: v.StreamSeq, ChangeSeq: v.ChangeSeq, Tombstone: v.Tombstone, BomHash: v.BomHash, InputHash: v.InputHash}
+		if v.Tombstone == "" {
+			f, err := inventory.ReadFacts(v.Body)
+			if err != nil {
+				iv.Unreadable = err.Error()
+			}
+			iv.Facts = f
 		}
-		s, err := transformer.SummaryOf(v.Body)
-		rt, models := runtimesText(s), orDash(strings.Join(s.Models, ", "))
-		if err != nil {
-			rt, models = "unreadable: "+err.Error(), "-"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", stamp(v.Time), v.ChangeSeq,
-			short(v.InputHash), short(v.BomHash), rt, models)
+		ivs = append(ivs, iv)
 	}
-	_ = tw.Flush()
+	return report.History(out, w, ivs)
 }
 
-// stamp prints a time exactly enough that `get --at` given the printed
-// text finds that version: RFC 3339 with as many fractional digits as the
-// time has.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// stamp, tombstoneText and short print as the inventory's reports do
+// (package inventory/report).
+func stamp(t time.Time) string { return report.Stamp(t) }
 
-// tombstoneText is how history and get name a tombstone's reason.
-func tombstoneText(reason string) string {
-	if reason == schemas.TombstoneNotServing {
-		return "not serving"
-	}
-	return reason
-}
+func tombstoneText(reason string) string { return report.Tombstone(reason) }
 
-// short is the first 12 hex digits of a sha256:<hex> hash.
-func short(h string) string {
-	h = strings.TrimPrefix(h, "sha256:")
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
+func short(h string) string { return report.Short(h) }
 
 func orDefault(s, def string) string {
 	if s == "" {

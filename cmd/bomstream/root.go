@@ -18,6 +18,8 @@ type env struct {
 	getenv         func(string) string
 	sinks          sinks.Registry
 	httpAddr       chan<- string
+	apiAddr        chan<- string // the inventory API's bound address (tests)
+	apiHooks       []apiHook     // routes and query fields other parts add to the API (apiserve.go)
 }
 
 // run builds the command tree and executes it; it is main without the exit, so
@@ -34,7 +36,10 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e), checkCmd(e))
-	root.AddCommand(collectorCmd(e)) // the cluster source (collector.go)
+	root.AddCommand(collectorCmd(e))                // the cluster source (collector.go)
+	root.AddCommand(findCmd(e, findingsFindHook())) // the inventory (find.go); --findings from findings.go
+	root.AddCommand(findingsCmd(e))                 // policy findings (findings.go)
+	root.AddCommand(verifyCmd(e))                   // signed AI-BOM attestations (verify.go)
 	return root.ExecuteContext(ctx)
 }
 

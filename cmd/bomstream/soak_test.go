@@ -40,16 +40,7 @@ func TestSoak(t *testing.T) {
 - {name: history, type: file, config: {dir: %q}, runner: {baseBackoff: 100ms, maxBackoff: 2s}}
 - {name: latest, type: stdout, runner: {latestOnly: true}}
 `, hist))
-	outPath, errPath := filepath.Join(dir, "stdout.jsonl"), filepath.Join(dir, "stderr.log")
-	open := func(p string) *os.File {
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		return f
-	}
-	outFile, errFile := open(outPath), open(errPath)
+	outFile, errFile, outPath, errPath := processLogs(t, dir)
 	args := []string{"run", "--config", conf, "--manifests", tree, "--interval", "200ms", "--data-dir", data}
 
 	writeRound(t, tree, workloads, 0)

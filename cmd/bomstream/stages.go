@@ -58,7 +58,7 @@ func sinkCmd(e *env) *cobra.Command {
 			if len(sel) == 0 {
 				sel = []string{"*"}
 			}
-			return process(cmd, e, cfg, stages{sinks: sel, dryRun: dryRun}, func(ctx context.Context, p *pipeline) error {
+			return process(cmd, e, cfg, stages{sinks: sel, dryRun: dryRun, findings: !dryRun, api: true}, func(ctx context.Context, p *pipeline) error {
 				return p.run(ctx)
 			})
 		},
@@ -66,6 +66,7 @@ func sinkCmd(e *env) *cobra.Command {
 	c.bind(cmd.Flags())
 	cmd.Flags().StringSliceVar(&names, "name", nil, "sink to run (repeatable); default all configured sinks")
 	bindDryRun(cmd.Flags(), &dryRun)
+	bindAPI(cmd)
 	cmd.AddCommand(sinkCheckCmd(e))
 	return cmd
 }
@@ -205,7 +206,7 @@ func sinkCheckCmd(e *env) *cobra.Command {
 			}
 			ctx := cmd.Context()
 			log := newLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(cmd.ErrOrStderr())))
-			s, err := e.sinks.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: log, Getenv: e.getenv})
+			s, err := e.sinks.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: log, Getenv: e.getenv, SpecVersion: sc.SpecVersion})
 			if err != nil {
 				return err
 			}

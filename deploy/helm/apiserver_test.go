@@ -299,6 +299,12 @@ func TestChartAppliesServerSide(t *testing.T) {
 		"collector.profiles.profiles[0].group=example.com", "collector.profiles.profiles[0].kind=ModelServer",
 		"rbac.extraRules[0].apiGroups={example.com}", "rbac.extraRules[0].resources={modelservers}",
 		"imagePullSecrets[0].name=ghcr", "podAnnotations.team=ml", "priorityClassName=bomstream-high",
+		"api.enabled=true", "api.token.secretName=bomstream-api", "networkPolicy.api.from[0].ipBlock.cidr=10.0.0.0/8",
+		// fleet (docs/fleet.md): the edge's link in all-in-one, the hub's edges in distributed
+		"fleet.edge.domain=edge-a", "fleet.edge.hub.url=nats-leaf://hub:7422",
+		"fleet.edge.hub.auth.secretName=edge-link", "fleet.edge.hub.auth.credsKey=edge.creds",
+		"fleet.edge.hub.tls.secretName=hub-ca", "fleet.edge.hub.tls.caKey=ca.crt",
+		"fleet.edges[0].domain=edge-b", "fleet.edges[0].cluster=b",
 	}, allSinks...), natsAuth...)
 	type applyCase struct {
 		name string

@@ -20,8 +20,20 @@ volumes or variables from Secrets, named here by path or variable.
 {{- if and $v.nats.tls.secretName $v.nats.tls.caKey }}{{ $_ := set $stream "tlsCA" (print $sec "nats-tls/ca.crt") }}{{ end -}}
 {{- if and $v.nats.tls.secretName $v.nats.tls.certKey }}{{ $_ := set $stream "tlsCert" (print $sec "nats-tls/tls.crt") }}{{ end -}}
 {{- if and $v.nats.tls.secretName $v.nats.tls.keyKey }}{{ $_ := set $stream "tlsKey" (print $sec "nats-tls/tls.key") }}{{ end -}}
+{{- with $v.fleet.edges }}{{ $_ := set $stream "edges" . }}{{ end -}}
 {{- else -}}
 {{- $_ := set $stream "dataDir" (printf "%s/data" (include "bomstream.dataDir" .)) -}}
+{{- $e := $v.fleet.edge -}}
+{{- with $e.domain }}{{ $_ := set $stream "domain" . }}{{ end -}}
+{{- if $e.hub.url -}}
+{{- $sec := printf "%s/" (include "bomstream.secretsDir" .) -}}
+{{- $hub := dict "url" $e.hub.url -}}
+{{- if $e.hub.auth.credsKey }}{{ $_ := set $hub "credsFile" (print $sec "fleet-hub-auth/hub.creds") }}{{ end -}}
+{{- if and $e.hub.tls.secretName $e.hub.tls.caKey }}{{ $_ := set $hub "tlsCA" (print $sec "fleet-hub-tls/ca.crt") }}{{ end -}}
+{{- if and $e.hub.tls.secretName $e.hub.tls.certKey }}{{ $_ := set $hub "tlsCert" (print $sec "fleet-hub-tls/tls.crt") }}{{ end -}}
+{{- if and $e.hub.tls.secretName $e.hub.tls.keyKey }}{{ $_ := set $hub "tlsKey" (print $sec "fleet-hub-tls/tls.key") }}{{ end -}}
+{{- $_ := set $stream "hub" $hub -}}
+{{- end -}}
 {{- end -}}
 {{- with $v.stream.maxAge }}{{ $_ := set $stream "maxAge" . }}{{ end -}}
 {{- with $v.stream.maxBytes }}{{ $_ := set $stream "maxBytes" (int64 .) }}{{ end -}}

@@ -82,6 +82,9 @@ empty.
 {{- if and (include "bomstream.distributed" .) (not .Values.nats.url) -}}
 {{- fail "nats.url: the distributed shape needs the NATS cluster's URL" -}}
 {{- end -}}
+{{- if and .Values.api.enabled (not .Values.api.token.secretName) -}}
+{{- fail "api.token.secretName: the API listens on the pod's address and needs a token: the Secret holding it (kubectl create secret generic bomstream-api --from-literal=token=...)" -}}
+{{- end -}}
 {{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.apiServer.cidrs) -}}
 {{- fail "networkPolicy.apiServer.cidrs: give the API server's addresses (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes)" -}}
 {{- end -}}
@@ -169,6 +172,11 @@ ports:
   - name: http
     containerPort: {{ $.Values.http.port }}
     protocol: TCP
+  {{- if and .api $.Values.api.enabled }}
+  - name: api
+    containerPort: {{ $.Values.api.port }}
+    protocol: TCP
+  {{- end }}
 livenessProbe:
   httpGet:
     path: /healthz
@@ -190,6 +198,39 @@ startupProbe:
   periodSeconds: 5
   failureThreshold: 60
 workingDir: {{ include "bomstream.dataDir" $ }}
+{{- end -}}
+
+{{/* The component serving the inventory API. */}}
+{{- define "bomstream.apiComponent" -}}
+{{- if include "bomstream.distributed" . }}sink{{ else }}all-in-one{{ end -}}
+{{- end -}}
+
+{{/* The inventory API's arguments, mount and volume (api.enabled). */}}
+{{- define "bomstream.apiArgs" -}}
+{{- if .Values.api.enabled }}
+- --api-listen=:{{ .Values.api.port }}
+- --api-token-file={{ include "bomstream.secretsDir" . }}/api/token
+{{- end }}
+{{- end -}}
+
+{{- define "bomstream.apiMounts" -}}
+{{- if .Values.api.enabled }}
+- name: api-token
+  mountPath: {{ include "bomstream.secretsDir" . }}/api
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "bomstream.apiVolumes" -}}
+{{- if .Values.api.enabled }}
+- name: api-token
+  secret:
+    secretName: {{ .Values.api.token.secretName }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.api.token.key }}
+        path: token
+{{- end }}
 {{- end -}}
 
 {{/* Environment of every container: the config file and the pod. */}}
@@ -330,5 +371,52 @@ workingDir: {{ include "bomstream.dataDir" $ }}
     items:
       - key: {{ $s.oci.dockerConfig.key }}
         path: config.json
+{{- end }}
+{{- end -}}
+
+{{/* An edge's leaf-node link files: volume mounts and volumes (all-in-one shape). */}}
+{{- define "bomstream.fleetMounts" -}}
+{{- $h := .Values.fleet.edge.hub -}}
+{{- if and $h.url $h.auth.credsKey }}
+- name: fleet-hub-auth
+  mountPath: {{ include "bomstream.secretsDir" . }}/fleet-hub-auth
+  readOnly: true
+{{- end }}
+{{- if and $h.url $h.tls.secretName }}
+- name: fleet-hub-tls
+  mountPath: {{ include "bomstream.secretsDir" . }}/fleet-hub-tls
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "bomstream.fleetVolumes" -}}
+{{- $h := .Values.fleet.edge.hub -}}
+{{- if and $h.url $h.auth.credsKey }}
+- name: fleet-hub-auth
+  secret:
+    secretName: {{ required "fleet.edge.hub.auth.secretName: the Secret holding the hub link's credentials" $h.auth.secretName }}
+    defaultMode: 0440
+    items:
+      - key: {{ $h.auth.credsKey }}
+        path: hub.creds
+{{- end }}
+{{- if and $h.url $h.tls.secretName }}
+- name: fleet-hub-tls
+  secret:
+    secretName: {{ $h.tls.secretName }}
+    defaultMode: 0440
+    items:
+      {{- with $h.tls.caKey }}
+      - key: {{ . }}
+        path: ca.crt
+      {{- end }}
+      {{- with $h.tls.certKey }}
+      - key: {{ . }}
+        path: tls.crt
+      {{- end }}
+      {{- with $h.tls.keyKey }}
+      - key: {{ . }}
+        path: tls.key
+      {{- end }}
 {{- end }}
 {{- end -}}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/filters"
+	"github.com/bomstream/bomstream/inventory/report"
+)
+
+// findHook lets another part of the CLI add flags to find and set up its
+// query before it runs (`find --findings` sets Query.Check). apply is
+// called with the open pipeline and the parsed query.
+type findHook struct {
+	bind  func(f *pflag.FlagSet)
+	apply func(ctx context.Context, p *pipeline, q *inventory.Query) error
+}
+
+func findCmd(e *env, hooks ...findHook) *cobra.Command {
+	var (
+		c  common
+		ff filters.Flags
+	)
+	cmd := &cobra.Command{
+		Use:   "find [--model ID|GLOB] [--runtime 'vllm<0.8.5'] [--digest D] [--image REF] ...",
+		Short: "Find workloads across the inventory: by model, runtime version range, image, digest, namespace, time",
+		Long: `find loads the inventory from the BOMS stream (the local data directory, through
+the running process when one holds it, or --nats-url) and lists the workloads
+the filters select. Filters of different flags combine (all must hold); a
+repeated flag lists alternatives. A runtime whose version is unknown or not a
+release (latest, a date) never matches a version range: find it with the
+bare name (--runtime vllm).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := report.CheckFormat(ff.Output); err != nil {
+				return err
+			}
+			q, err := inventory.ParseQuery(ff.Fields(cmd.Flags()), time.Now())
+			if err != nil {
+				return err
+			}
+			cfg, err := c.load(cmd, e.getenv, func(cfg *Config) {
+				cfg.Cluster = "default" // --cluster is a filter here; the process's own name is unused
+			})
+			if err != nil {
+				return err
+			}
+			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+				for _, h := range hooks {
+					if err := h.apply(ctx, p, &q); err != nil {
+						return err
+					}
+				}
+				ix := inventory.New()
+				if _, err := ix.Load(ctx, p.bus); err != nil {
+					return err
+				}
+				return report.Entries(cmd.OutOrStdout(), ff.Output, ix.Find(q))
+			})
+		},
+	}
+	bindCommonExcept(&c, cmd.Flags(), "cluster")
+	ff.Bind(cmd.Flags())
+	for _, h := range hooks {
+		h.bind(cmd.Flags())
+	}
+	return cmd
+}
+
+// bindCommonExcept binds the common flags but those named (a command
+// that uses the name for something else).
+func bindCommonExcept(c *common, f *pflag.FlagSet, names ...string) {
+	all := pflag.NewFlagSet("common", pflag.ContinueOnError)
+	c.bind(all)
+	all.VisitAll(func(fl *pflag.Flag) {
+		for _, n := range names {
+			if fl.Name == n {
+				return
+			}
+		}
+		f.AddFlag(fl)
+	})
+}

@@ -1,0 +1,233 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// Bodies reads a stored message back: a *stream.Bus.
+type Bodies interface {
+	GetMsg(ctx context.Context, streamName string, seq uint64) (*jetstream.RawStreamMsg, error)
+}
+
+// Server answers the API from an index. Routes and extensions are added
+// before Handler is called.
+type Server struct {
+	ix     *inventory.Index
+	bodies Bodies
+	token  string
+	mux    *http.ServeMux
+	ext    map[string]inventory.Extension
+	// Now is the time durations count back from (at=72h).
+	Now func() time.Time
+}
+
+// DefaultLimit and MaxLimit bound a page of /api/v1/workloads.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 5000
+)
+
+// New builds the server of cfg over ix; bodies serves /bom.
+func New(cfg Config, ix *inventory.Index, bodies Bodies) (*Server, error) {
+	token, err := cfg.token()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ix: ix, bodies: bodies, token: token, mux: http.NewServeMux(), ext: map[string]inventory.Extension{}, Now: time.Now}
+	s.mux.HandleFunc("GET /api/v1/workloads", s.workloads)
+	s.mux.HandleFunc("GET /api/v1/workloads/{cluster}/{ns}/{kind}/{name}", s.workload)
+	s.mux.HandleFunc("GET /api/v1/workloads/{cluster}/{ns}/{kind}/{name}/bom", s.bom)
+	s.mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, ix.Stats()) })
+	return s, nil
+}
+
+// Handle adds a route (a ServeMux pattern such as "GET
+// /api/v1/findings"), behind the same authentication.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Extend adds a query field to /api/v1/workloads.
+func (s *Server) Extend(field string, x inventory.Extension) { s.ext[field] = x }
+
+// Handler is the API with its authentication.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.token != "" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="bomstream"`)
+			writeError(w, http.StatusUnauthorized, errors.New("a bearer token is required"))
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	got := r.Header.Get("X-Bomstream-Token")
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		got = t
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+}
+
+// Serve serves the API on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("api: %w", err)
+	}
+	return nil
+}
+
+// Page is the answer of /api/v1/workloads.
+type Page struct {
+	Items []inventory.Entry `json:"items"`
+	Total int               `json:"total"`
+	// Continue, when set, asks for the next page (continue=...).
+	Continue string `json:"continue,omitempty"`
+}
+
+func (s *Server) workloads(w http.ResponseWriter, r *http.Request) {
+	params := r.URL.Query()
+	limit, after := DefaultLimit, params.Get("continue")
+	if v := params.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxLimit {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("query: limit %q: not a number from 1 to %d", v, MaxLimit))
+			return
+		}
+		limit = n
+	}
+	delete(params, "limit")
+	delete(params, "continue")
+	q, err := inventory.ParseQueryWith(params, s.Now(), s.ext)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	all := s.ix.Find(q)
+	start := 0
+	if after != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(after)
+		key, uid, ok := strings.Cut(string(raw), "\n")
+		if err != nil || !ok {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("query: continue %q: not a token this API gave", after))
+			return
+		}
+		for start < len(all) && (all[start].Key() < key || all[start].Key() == key && all[start].UID <= uid) {
+			start++
+		}
+	}
+	page := Page{Items: all[start:min(start+limit, len(all))], Total: len(all)}
+	if start+limit < len(all) {
+		last := page.Items[len(page.Items)-1]
+		page.Continue = base64.RawURLEncoding.EncodeToString([]byte(last.Key() + "\n" + last.UID))
+	}
+	if page.Items == nil {
+		page.Items = []inventory.Entry{}
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// Detail is the answer of /api/v1/workloads/{cluster}/{ns}/{kind}/{name}.
+type Detail struct {
+	Workload inventory.Entry     `json:"workload"`
+	Versions []inventory.Version `json:"versions"`
+}
+
+// lookup finds the workload of the path, and the time asked about.
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (inventory.Workload, time.Time, bool) {
+	ns := r.PathValue("ns")
+	if ns == "-" {
+		ns = ""
+	}
+	var at time.Time
+	if v := r.URL.Query().Get("at"); v != "" {
+		t, err := inventory.ParseTime(v, s.Now())
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("query: at %q: %w", v, err))
+			return inventory.Workload{}, at, false
+		}
+		at = t
+	}
+	key := r.PathValue("cluster") + "/" + ns + "/" + r.PathValue("kind") + "/" + r.PathValue("name")
+	wl, ok := s.ix.Workload(r.PathValue("cluster"), ns, r.PathValue("kind"), r.PathValue("name"))
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("workload %s not found", key))
+		return wl, at, false
+	}
+	return wl, at, true
+}
+
+func (s *Server) workload(w http.ResponseWriter, r *http.Request) {
+	wl, at, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	e, ok := wl.EntryAt(at)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("workload %s/%s/%s/%s: no version at %s", wl.ID.Cluster, wl.ID.Namespace, wl.ID.Kind, wl.ID.Name, at.Format(time.RFC3339Nano)))
+		return
+	}
+	writeJSON(w, http.StatusOK, Detail{Workload: e, Versions: wl.Versions})
+}
+
+func (s *Server) bom(w http.ResponseWriter, r *http.Request) {
+	wl, at, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	name := wl.ID.Namespace + "/" + wl.ID.Kind + "/" + wl.ID.Name
+	v, ok := wl.VersionAt(at)
+	switch {
+	case !ok:
+		writeError(w, http.StatusNotFound, fmt.Errorf("%s: no BOM at %s", name, at.Format(time.RFC3339Nano)))
+		return
+	case v.Tombstone != "":
+		writeError(w, http.StatusNotFound, fmt.Errorf("%s: %s since %s", name, v.Tombstone, v.Time.Format(time.RFC3339Nano)))
+		return
+	}
+	m, err := s.bodies.GetMsg(r.Context(), schemas.StreamBOMs, v.StreamSeq)
+	if err == nil && m == nil {
+		err = errors.New("the message is no longer stored")
+	}
+	var bm schemas.BOMMessage
+	if err == nil {
+		bm, err = schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadGateway, fmt.Errorf("bom of %s at BOMS seq %d: %w", name, v.StreamSeq, err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/vnd.cyclonedx+json")
+	_, _ = w.Write(bm.BOM)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}

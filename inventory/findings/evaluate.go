@@ -1,0 +1,122 @@
+package findings
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Finding is one finding a BOM shows: a rule broken by a subject of the
+// BOM (a model id, an image reference, a runtime name).
+type Finding struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Subject  string `json:"subject"`
+	Message  string `json:"message"`
+}
+
+// Evaluate applies the rules to the facts of one BOM. It is a pure
+// function: the same rules and facts give the same findings, sorted by
+// rule and subject, one per (rule, subject) (their messages joined).
+func (r *Rules) Evaluate(f Facts) []Finding {
+	var out []Finding
+	add := func(rule Rule, subject, format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		for i := range out {
+			if out[i].Rule == rule.ID && out[i].Subject == subject {
+				if !strings.Contains(out[i].Message, msg) {
+					out[i].Message += "; " + msg
+				}
+				return
+			}
+		}
+		out = append(out, Finding{Rule: rule.ID, Severity: rule.Severity, Subject: subject, Message: msg})
+	}
+	for _, rule := range r.List {
+		switch rule.Check {
+		case CheckModelUnpinned:
+			for _, m := range f.Models {
+				if !m.Pinned {
+					add(rule, m.Name, "model %s has no pinned revision or digest", m.Name)
+				}
+			}
+		case CheckModelSource:
+			for _, m := range f.Models {
+				if org := m.Organisation(); org != "" && len(rule.Organisations) > 0 && !anyGlob(rule.Organisations, org) {
+					add(rule, m.Name, "model %s is from organisation %s, outside the allow-list", m.Name, org)
+				}
+				if reg := m.Registry(); len(rule.Registries) > 0 && !anyGlob(rule.Registries, reg) {
+					add(rule, m.Name, "model %s comes from %s, outside the allow-list", m.Name, cmp.Or(reg, "an unknown registry"))
+				}
+			}
+		case CheckRuntimeVersion:
+			for _, rt := range f.Runtimes {
+				r.runtimeVersion(rule, rt, add)
+			}
+		case CheckImageDigest:
+			for _, img := range f.Images {
+				if len(img.Digests) == 0 {
+					add(rule, img.Ref, "image %s has no resolved digest", img.Ref)
+				}
+			}
+		case CheckRuntimeInferred:
+			for _, rt := range f.Runtimes {
+				if rt.Confidence == "inferred" {
+					add(rule, rt.Name, "runtime %s is only inferred from its image", rt.Name)
+				}
+			}
+		case CheckModelLicense:
+			for _, m := range f.Models {
+				if !m.Licensed {
+					add(rule, m.Name, "model %s: the BOM names no license", m.Name)
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return cmp.Or(cmp.Compare(out[i].Rule, out[j].Rule), cmp.Compare(out[i].Subject, out[j].Subject)) < 0
+	})
+	return out
+}
+
+// runtimeVersion checks one runtime against the rule's minimums and deny
+// ranges. A version that cannot be compared is a finding of the rule: it
+// never passes silently.
+func (r *Rules) runtimeVersion(rule Rule, rt Runtime, add func(Rule, string, string, ...any)) {
+	type check struct{ expr, what string }
+	var checks []check
+	for _, name := range sortedKeys(rule.Minimum) {
+		checks = append(checks, check{name + "<" + rule.Minimum[name], "below the minimum " + rule.Minimum[name]})
+	}
+	for _, d := range rule.Deny {
+		checks = append(checks, check{d, "inside the deny range " + d})
+	}
+	for _, c := range checks {
+		in, err := r.match(rt.Name, rt.Version, c.expr)
+		switch {
+		case err != nil:
+			add(rule, rt.Name, "runtime %s version %q cannot be checked against %s: %v", rt.Name, rt.Version, c.expr, err)
+		case in:
+			add(rule, rt.Name, "runtime %s %s is %s", rt.Name, rt.Version, c.what)
+		}
+	}
+}
+
+func anyGlob(globs []string, s string) bool {
+	return slices.ContainsFunc(globs, func(g string) bool {
+		ok, _ := path.Match(g, s) // checked when the rules were read
+		return ok
+	})
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,56 @@
+package findings
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/engine"
+)
+
+// openGauge is bomstream_findings{rule,severity,cluster,namespace}: the
+// open findings, as far as this process knows them (read from FINDINGS at
+// start, then kept by what the stage reads and writes).
+type openGauge struct {
+	g *prometheus.GaugeVec
+
+	mu   sync.Mutex
+	open map[string][4]string // finding subject -> its labels
+}
+
+func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "bomstream", Name: "findings",
+		Help: "Open policy findings."}, []string{"rule", "severity", "cluster", "namespace"})
+	if reg != nil {
+		var err error
+		if g, err = engine.Register(reg, g); err != nil {
+			return nil, err
+		}
+	}
+	return &openGauge{g: g, open: map[string][4]string{}}, nil
+}
+
+// set records the state of the finding whose last event is ev.
+func (o *openGauge) set(subject string, ev schemas.FindingEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	old, was := o.open[subject]
+	if was {
+		o.g.WithLabelValues(old[:]...).Dec()
+		delete(o.open, subject)
+	}
+	if ev.State == schemas.FindingOpened {
+		l := [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace}
+		o.open[subject] = l
+		o.g.WithLabelValues(l[:]...).Inc()
+	}
+}
+
+// reset forgets every finding, before a full read of FINDINGS.
+func (o *openGauge) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.g.Reset()
+	clear(o.open)
+}

@@ -1,0 +1,235 @@
+package findings
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/engine"
+)
+
+// Config is the findings stage's configuration. The zero value runs the
+// embedded default rules under the durable consumer "findings".
+type Config struct {
+	// Disabled turns the stage off.
+	Disabled bool `yaml:"disabled"`
+	// RulesFile is the rules file; "" means the embedded defaults.
+	RulesFile string `yaml:"rulesFile"`
+	// Engine tunes the consume engine (durable, concurrency, retries).
+	Engine engine.Config `yaml:"engine"`
+}
+
+// Validate checks the engine settings and reads the rules file, naming
+// the field, or the file, rule and field, at fault.
+func (c Config) Validate() error {
+	if c.Disabled {
+		return nil
+	}
+	if err := c.Engine.Validate("findings.engine"); err != nil {
+		return err
+	}
+	if _, err := LoadRules(c.RulesFile, nil); err != nil {
+		return fmt.Errorf("findings.rulesFile: %w", err)
+	}
+	return nil
+}
+
+// Counts are what a stage (or one replay) did.
+type Counts struct {
+	Evaluated uint64 `json:"evaluated"` // BOMs and tombstones evaluated, their findings written
+	Older     uint64 `json:"older"`     // versions older than the findings already hold, skipped
+	Opened    uint64 `json:"opened"`    // opened events written
+	Resolved  uint64 `json:"resolved"`  // resolved events written
+}
+
+type counters struct{ evaluated, older, opened, resolved atomic.Uint64 }
+
+func (c *counters) snapshot() Counts {
+	return Counts{Evaluated: c.evaluated.Load(), Older: c.older.Load(), Opened: c.opened.Load(), Resolved: c.resolved.Load()}
+}
+
+// Stage evaluates every BOM on BOMS against the rules, as a consumer of the
+// engine (retries, dead letters and metrics as every stage), and writes
+// what changed to FINDINGS.
+type Stage struct {
+	bus   *stream.Bus
+	rules *Rules
+	cfg   engine.Config
+	log   *zap.Logger
+	gauge *openGauge
+	eng   *engine.Engine
+	n     counters
+}
+
+// New prepares the stage; rules come from LoadRules. Metrics are
+// registered on reg (nil: none). Nothing touches the server before Run.
+func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometheus.Registerer) (*Stage, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	g, err := newOpenGauge(reg)
+	if err != nil {
+		return nil, fmt.Errorf("findings: metrics: %w", err)
+	}
+	ec := cfg.Engine
+	ec.Stage, ec.Stream = schemas.StageFindings, schemas.StreamBOMs
+	ec.Durable = cmp.Or(ec.Durable, schemas.StageFindings)
+	ec.Filter = schemas.SubjectBOMsPrefix + ">"
+	ec.Description = "bomstream findings"
+	s := &Stage{bus: bus, rules: rules, cfg: ec, log: log.With(zap.String("stage", schemas.StageFindings)), gauge: g}
+	if s.eng, err = engine.New(bus, ec, s.handler(&s.n), log, reg); err != nil {
+		return nil, fmt.Errorf("findings: %w", err)
+	}
+	return s, nil
+}
+
+// Run reads the open findings for the gauge, then consumes BOMS until ctx
+// is done (see engine.Engine.Run).
+func (s *Stage) Run(ctx context.Context) error {
+	s.gauge.reset()
+	if err := Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
+		s.gauge.set(ev.StreamSubject(), ev)
+		return nil
+	}); err != nil {
+		s.log.Warn("read open findings", zap.Error(err))
+	}
+	s.log.Info("findings stage started", zap.String("rules", s.rules.Source), zap.Strings("ids", s.rules.IDs()))
+	return s.eng.Run(ctx)
+}
+
+// Health is the engine's.
+func (s *Stage) Health() engine.Health { return s.eng.Health() }
+
+// Durable is the name of the stage's consumer on BOMS.
+func (s *Stage) Durable() string { return s.cfg.Durable }
+
+// Retry puts one dead letter of the stage back through it (see
+// engine.Engine.Redrive), with the same steps as Run.
+func (s *Stage) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+	return s.eng.Redrive(ctx, d)
+}
+
+// Counts returns what the stage did so far.
+func (s *Stage) Counts() Counts { return s.n.snapshot() }
+
+// Replay evaluates BOMS again from startSeq (0: the first message) up to
+// its last message, with the same steps as Run: versions older than what
+// FINDINGS holds for their workload are skipped, and a finding already in
+// the state a version asks for gets no event, so a replay writes nothing
+// twice. It returns the replay's own counts.
+func (s *Stage) Replay(ctx context.Context, startSeq uint64) (Counts, error) {
+	var n counters
+	eng, err := engine.New(s.bus, s.cfg, s.handler(&n), s.log.With(zap.Bool("replay", true)), nil)
+	if err != nil {
+		return Counts{}, fmt.Errorf("findings replay: %w", err)
+	}
+	_, err = eng.Replay(ctx, startSeq, time.Time{}, nil)
+	return n.snapshot(), err
+}
+
+// handler evaluates one BOMS message and writes the findings that open or
+// resolve. The engine calls it for one workload at a time.
+func (s *Stage) handler(n *counters) engine.Handler {
+	return func(ctx context.Context, m *engine.Msg) error {
+		bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
+		if err != nil {
+			return engine.Permanent(fmt.Errorf("bad message: %w", err))
+		}
+		var want []Finding
+		if !bm.IsTombstone() {
+			facts, err := ReadFacts(bm.BOM)
+			if err != nil {
+				return engine.Permanent(fmt.Errorf("%s version %d: %w", bm.Workload, bm.ChangeSeq, err))
+			}
+			want = s.rules.Evaluate(facts)
+		}
+		state, err := workloadState(ctx, s.bus, bm.Workload)
+		if err != nil {
+			return err
+		}
+		var newest uint64
+		for subj, c := range state {
+			s.gauge.set(subj, c.ev)
+			newest = max(newest, c.ev.ChangeSeq)
+		}
+		if bm.ChangeSeq < newest {
+			n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
+			return nil
+		}
+		if err := s.apply(ctx, bm, cmp.Or(bm.EventTime, m.Time), want, state, n); err != nil {
+			return err
+		}
+		n.evaluated.Add(1)
+		return nil
+	}
+}
+
+// apply writes an opened event for each wanted finding not open, and a
+// resolved event for each open finding not wanted.
+func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, state map[string]current, n *counters) error {
+	wanted := make(map[string]bool, len(want))
+	for _, f := range want {
+		subj := schemas.FindingsSubject(bm.Workload, f.Rule, f.Subject)
+		wanted[subj] = true
+		c := state[subj]
+		if c.ev.State == schemas.FindingOpened {
+			continue
+		}
+		ev := schemas.FindingEvent{State: schemas.FindingOpened, Workload: bm.Workload, Rule: f.Rule, Severity: f.Severity,
+			Subject: f.Subject, Message: f.Message, ChangeSeq: bm.ChangeSeq, Time: when}
+		if err := s.publish(ctx, subj, ev, c.seq, &n.opened); err != nil {
+			return err
+		}
+	}
+	subjects := make([]string, 0, len(state))
+	for subj := range state {
+		subjects = append(subjects, subj)
+	}
+	slices.Sort(subjects)
+	for _, subj := range subjects {
+		c := state[subj]
+		if c.ev.State != schemas.FindingOpened || wanted[subj] {
+			continue
+		}
+		ev := c.ev
+		ev.State, ev.Workload, ev.ChangeSeq, ev.Time, ev.OpenedAt = schemas.FindingResolved, bm.Workload, bm.ChangeSeq, when, c.ev.Time
+		ev.Reason = schemas.FindingFixed
+		if bm.IsTombstone() {
+			ev.Reason = bm.Tombstone
+		} else if _, ok := s.rules.Rule(ev.Rule); !ok {
+			ev.Reason = "rule-removed"
+		}
+		if err := s.publish(ctx, subj, ev, c.seq, &n.resolved); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publish appends ev to its finding's subject, after lastSeq.
+func (s *Stage) publish(ctx context.Context, subj string, ev schemas.FindingEvent, lastSeq uint64, count *atomic.Uint64) error {
+	_, body, err := ev.Encode()
+	if err != nil {
+		return engine.Permanent(err)
+	}
+	ack, err := s.bus.PublishAfter(ctx, &nats.Msg{Subject: subj, Data: body}, schemas.FindingMsgID(subj, lastSeq), lastSeq)
+	if err != nil {
+		return fmt.Errorf("%s finding %s %s of %s: %w", ev.State, ev.Rule, ev.Subject, ev.Workload, err)
+	}
+	if ack.Duplicate {
+		// Another writer decided from the same state first: read again.
+		return fmt.Errorf("%s finding %s %s of %s: %w", ev.State, ev.Rule, ev.Subject, ev.Workload, stream.ErrWrongLastSeq)
+	}
+	count.Add(1)
+	s.gauge.set(subj, ev)
+	return nil
+}

@@ -1,0 +1,237 @@
+package findings
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bustest"
+)
+
+var chat = schemas.Workload{Cluster: "prod", Namespace: "ml", APIVersion: "apps/v1", Kind: "Deployment", Name: "chat", UID: "u-1"}
+
+// bomJSON is a BOM with one model (pinned or not) and one image without a
+// digest.
+func bomJSON(pinned bool) []byte {
+	model := `{"bom-ref":"model:huggingface:org/m","type":"machine-learning-model","name":"org/m","properties":[{"name":"bomstream:model:location-kind","value":"huggingface"},{"name":"bomstream:model:unpinned","value":"true"}]}`
+	if pinned {
+		model = `{"bom-ref":"model:huggingface:org/m","type":"machine-learning-model","name":"org/m","version":"abc","properties":[{"name":"bomstream:model:location-kind","value":"huggingface"},{"name":"bomstream:model:revision","value":"abc"}]}`
+	}
+	image := `{"bom-ref":"container:docker.io/vllm/vllm-openai:v0.10.1","type":"container","name":"docker.io/vllm/vllm-openai","properties":[{"name":"bomstream:image:digest","value":"unresolved"}]}`
+	return []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","components":[` + model + `,` + image + `]}`)
+}
+
+// publishBOM stores a version of w on BOMS through the codec.
+func publishBOM(t testing.TB, bus *stream.Bus, w schemas.Workload, seq uint64, bom []byte, tombstone string) {
+	t.Helper()
+	m := schemas.BOMMessage{Workload: w, ChangeSeq: seq, Tombstone: tombstone, EventTime: time.Unix(int64(1000+seq), 0)}
+	if tombstone == "" {
+		m.BOM, m.BomHash, m.InputHash = bom, schemas.BomHash(bom), fmt.Sprintf("sha256:%d", seq)
+	}
+	h, body, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bus.Publish(context.Background(), &nats.Msg{Subject: m.Subject(), Header: h, Data: body}, m.MsgID()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// events reads FINDINGS in order, as "state rule subject reason".
+func events(t testing.TB, bus *stream.Bus) []string {
+	t.Helper()
+	var out []string
+	err := bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
+		ev, err := schemas.DecodeFindingEvent(m.Subject, m.Data)
+		if err != nil {
+			return err
+		}
+		out = append(out, strings.TrimSpace(ev.State+" "+ev.Rule+" "+ev.Subject+" "+ev.Reason))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func testRules(t testing.TB) *Rules {
+	r, err := ParseRules("test", []byte(`rules:
+  - {id: model-unpinned, check: model-unpinned, severity: medium}
+  - {id: image-digest, check: image-digest, severity: low}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func startStage(t *testing.T, bus *stream.Bus, reg prometheus.Registerer) *Stage {
+	t.Helper()
+	st, err := New(bus, testRules(t), Config{}, nil, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = st.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return st
+}
+
+// A finding opened by one BOM version is resolved by the next; replaying
+// BOMS twice writes nothing; a tombstone resolves what is open; the gauge
+// follows.
+func TestFindingLifecycle(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	reg := prometheus.NewRegistry()
+	st := startStage(t, bus, reg)
+	gauge := func(rule, sev string) float64 {
+		return testutil.ToFloat64(st.gauge.g.WithLabelValues(rule, sev, "prod", "ml"))
+	}
+	evaluated := func(n uint64) {
+		bustest.Eventually(t, fmt.Sprintf("%d evaluations", n), 30*time.Second, func() bool { return st.Counts().Evaluated >= n })
+	}
+
+	publishBOM(t, bus, chat, 1, bomJSON(false), "")
+	evaluated(1)
+	want := []string{"opened image-digest docker.io/vllm/vllm-openai:v0.10.1", "opened model-unpinned org/m"}
+	if got := events(t, bus); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after v1:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if gauge("model-unpinned", "medium") != 1 || gauge("image-digest", "low") != 1 {
+		t.Errorf("gauge after v1: %v %v", gauge("model-unpinned", "medium"), gauge("image-digest", "low"))
+	}
+
+	publishBOM(t, bus, chat, 2, bomJSON(true), "")
+	evaluated(2)
+	want = append(want, "resolved model-unpinned org/m fixed")
+	if got := events(t, bus); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after v2:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if gauge("model-unpinned", "medium") != 0 || gauge("image-digest", "low") != 1 {
+		t.Errorf("gauge after v2: %v %v", gauge("model-unpinned", "medium"), gauge("image-digest", "low"))
+	}
+
+	for i := range 2 {
+		c, err := st.Replay(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Opened+c.Resolved != 0 || c.Older != 1 || c.Evaluated != 1 {
+			t.Errorf("replay %d: %+v, want v1 skipped as older, v2 evaluated, nothing written", i+1, c)
+		}
+	}
+	if got := events(t, bus); len(got) != len(want) {
+		t.Fatalf("replays wrote findings again:\n%s", strings.Join(got, "\n"))
+	}
+
+	publishBOM(t, bus, chat, 3, nil, schemas.TombstoneDeleted)
+	evaluated(3)
+	want = append(want, "resolved image-digest docker.io/vllm/vllm-openai:v0.10.1 deleted")
+	if got := events(t, bus); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after the tombstone:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if gauge("image-digest", "low") != 0 {
+		t.Errorf("gauge after the tombstone: %v", gauge("image-digest", "low"))
+	}
+	if c, _ := st.Replay(context.Background(), 0); c.Opened+c.Resolved != 0 {
+		t.Errorf("replay after the tombstone wrote %+v", c)
+	}
+	if got := events(t, bus); len(got) != len(want) {
+		t.Fatalf("replay after the tombstone:\n%s", strings.Join(got, "\n"))
+	}
+
+	open, err := List(context.Background(), bus, Filter{})
+	if err != nil || len(open) != 0 {
+		t.Errorf("open findings: %v %v", open, err)
+	}
+	all, err := List(context.Background(), bus, Filter{State: StateAll})
+	if err != nil || len(all) != 2 || all[0].OpenedAt.IsZero() {
+		t.Errorf("all findings: %+v %v", all, err)
+	}
+}
+
+// A new stage process reads the open findings for its gauge, and a
+// consumer created again over BOMS (from the first message) writes nothing.
+func TestFindingRestartCountsOpenFindings(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	other := schemas.Workload{Cluster: "prod", Namespace: "web", APIVersion: "apps/v1", Kind: "Deployment", Name: "x", UID: "u-2"}
+	st := startStage(t, bus, nil)
+	publishBOM(t, bus, chat, 1, bomJSON(false), "")
+	publishBOM(t, bus, other, 2, bomJSON(true), "")
+	bustest.Eventually(t, "two evaluations", 30*time.Second, func() bool { return st.Counts().Evaluated == 2 })
+	before := events(t, bus)
+	if len(before) != 3 {
+		t.Fatalf("events: %q", before)
+	}
+
+	s, err := bus.Stream(context.Background(), schemas.StreamBOMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteConsumer(context.Background(), st.Durable()); err != nil {
+		t.Fatal(err)
+	}
+	st2 := startStage(t, bus, prometheus.NewRegistry())
+	bustest.Eventually(t, "the second stage", 30*time.Second, func() bool { return st2.Counts().Evaluated+st2.Counts().Older >= 2 })
+	if got := events(t, bus); len(got) != len(before) {
+		t.Errorf("a consumer created again wrote findings again: %q", got)
+	}
+	if v := testutil.ToFloat64(st2.gauge.g.WithLabelValues("image-digest", "low", "prod", "web")); v != 1 {
+		t.Errorf("gauge of the new stage for web: %v", v)
+	}
+	wf, err := OpenFor(context.Background(), bus, []schemas.Workload{chat, other})
+	if err != nil || len(wf) != 2 || len(wf[0].Findings) != 2 || len(wf[1].Findings) != 1 {
+		t.Errorf("OpenFor: %+v %v", wf, err)
+	}
+}
+
+func TestFindingHandler(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	st := startStage(t, bus, nil)
+	publishBOM(t, bus, chat, 1, bomJSON(false), "")
+	bustest.Eventually(t, "an evaluation", 30*time.Second, func() bool { return st.Counts().Evaluated == 1 })
+	srv := httptest.NewServer(Handler(bus))
+	defer srv.Close()
+	get := func(q string) (int, Page, string) {
+		resp, err := http.Get(srv.URL + "/api/v1/findings" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var p Page
+		_ = json.Unmarshal(b, &p)
+		return resp.StatusCode, p, string(b)
+	}
+	code, p, body := get("?limit=1")
+	if code != 200 || p.Total != 2 || len(p.Items) != 1 || p.Next != "1" || p.Items[0].Rule != "image-digest" {
+		t.Errorf("first page: %d %s", code, body)
+	}
+	code, p, body = get("?limit=1&page=" + p.Next)
+	if code != 200 || len(p.Items) != 1 || p.Next != "" || p.Items[0].Rule != "model-unpinned" {
+		t.Errorf("second page: %d %s", code, body)
+	}
+	if code, p, body = get("?severity=medium&namespace=ml&cluster=prod"); code != 200 || p.Total != 1 {
+		t.Errorf("filtered: %d %s", code, body)
+	}
+	for q, want := range map[string]string{"?state=closed": `state: \"closed\"`, "?colour=red": `query parameter \"colour\" is unknown`, "?limit=0": "limit", "?page=x": "page"} {
+		if code, _, body := get(q); code != 400 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s, want 400 naming %s", q, code, body, want)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package findings
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bomstream/bomstream/inventory/versions"
+)
+
+// VersionMatcher reports whether the version of the runtime called runtime
+// lies in rangeExpr: "<runtime><op><version>[,<op><version>]...", ops <,
+// <=, >, >=, ==, != ("vllm<0.8.5", "sglang>=0.4,<0.5"). A range naming
+// another runtime is (false, nil). A malformed rangeExpr is an error
+// wrapping ErrBadRange whatever runtime and version are (ParseRules checks
+// a rules file's ranges by calling it with both empty); a version it cannot
+// compare is an error wrapping ErrUnparsableVersion, never a silent true or
+// false. It must be safe for concurrent use.
+//
+// DefaultVersionMatcher is the one used unless another is given; the
+// inventory's version ranges can be plugged in here.
+type VersionMatcher func(runtime, version, rangeExpr string) (bool, error)
+
+var (
+	// ErrBadRange: a range expression that cannot be read.
+	ErrBadRange = errors.New("malformed version range")
+	// ErrUnparsableVersion: a runtime version that cannot be compared.
+	ErrUnparsableVersion = errors.New("unparsable version")
+)
+
+// DefaultVersionMatcher is the inventory's version ranges
+// (inventory/versions, the ranges `bomstream find --runtime` takes):
+// versions as transformer.ParseVersion reads them from tags and fields (a
+// "v" prefix and a variant such as -cu126 are dropped), ordered as PEP 440
+// orders releases (0.5.0.dev1 < 0.5.0a1 < 0.5.0b1 < 0.5.0rc1 < 0.5.0 <
+// 0.5.0.post1; a semver pre-release is a PEP 440 one; missing release parts
+// are zeros). Tags that are not versions (latest, a date) do not parse,
+// and say so.
+func DefaultVersionMatcher(runtime, version, rangeExpr string) (bool, error) {
+	r, err := versions.ParseRange(rangeExpr)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", ErrBadRange, err)
+	}
+	if len(r.Constraints) == 0 {
+		return false, fmt.Errorf("%w: range %q: no version constraint", ErrBadRange, rangeExpr)
+	}
+	if !strings.EqualFold(r.Runtime, runtime) {
+		return false, nil
+	}
+	v, err := versions.Parse(version)
+	if err != nil {
+		return false, fmt.Errorf("%s version %q: %w", runtime, version, ErrUnparsableVersion)
+	}
+	return r.Admits(runtime, v, true), nil
+}
