@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // The fleet values (docs/fleet.md) render a configuration bomstream
@@ -79,6 +80,28 @@ func TestFleetValues(t *testing.T) {
 				t.Errorf("bomstream refuses the rendered configuration: %v\n%s\n--- bomstream.yaml:\n%s", err, out, conf)
 			}
 		})
+	}
+	// An edge's NetworkPolicy lets its leaf-node link out, to the peers and
+	// ports given; without the edge, no such rule.
+	for _, edge := range []bool{true, false} {
+		sets := []string{"shape=all-in-one", "networkPolicy.enabled=true", "networkPolicy.apiServer.cidrs={10.0.0.1/32}",
+			"networkPolicy.hub.to[0].ipBlock.cidr=192.0.2.10/32", "networkPolicy.hub.ports={7422}"}
+		if edge {
+			sets = append(sets, "fleet.edge.domain=edge-a", "fleet.edge.hub.url=nats-leaf://hub.example:7422")
+		}
+		r := mustRender(t, releaseName, releaseNamespace, values(t, sets...))
+		np := convert[networkingv1.NetworkPolicy](t, r.one(t, "NetworkPolicy", "bomstream-all-in-one"))
+		found := false
+		for _, e := range np.Spec.Egress {
+			for _, to := range e.To {
+				if to.IPBlock != nil && to.IPBlock.CIDR == "192.0.2.10/32" && len(e.Ports) == 1 && e.Ports[0].Port.IntValue() == 7422 {
+					found = true
+				}
+			}
+		}
+		if found != edge {
+			t.Errorf("edge %v: egress to the hub's leaf listener present %v: %+v", edge, found, np.Spec.Egress)
+		}
 	}
 	// An edge domain that is no name fails the schema.
 	if _, err := render(loadChart(t), releaseName, releaseNamespace, values(t, "fleet.edge.domain=not a name")); err == nil {
