@@ -23,6 +23,7 @@ func TestFleetValues(t *testing.T) {
 		sets   []string
 		want   []string
 		mounts []string
+		args   string // the all-in-one container's command
 	}{
 		"hub": {
 			sets: []string{"shape=distributed", "cluster=hub", "nats.url=nats://hub-1:4222\\,nats://hub-2:4222",
@@ -36,8 +37,15 @@ func TestFleetValues(t *testing.T) {
 				"fleet.edge.hub.url=nats-leaf://hub.example:7422",
 				"fleet.edge.hub.auth.secretName=edge-a-link", "fleet.edge.hub.auth.credsKey=edge.creds",
 				"fleet.edge.hub.tls.secretName=hub-ca", "fleet.edge.hub.tls.caKey=ca.crt"},
-			want:   []string{"domain: edge-a", "url: nats-leaf://hub.example:7422", "fleet-hub-auth/hub.creds", "fleet-hub-tls/ca.crt"},
+			want:   []string{"domain: edge-a", "url: nats-leaf://hub.example:7422", "fleet-hub-auth/hub.creds", "fleet-hub-tls/ca.crt", "disabled: true"},
 			mounts: []string{"fleet-hub-auth", "fleet-hub-tls"},
+			args:   "collector",
+		},
+		"edge running the whole pipeline": {
+			sets: []string{"shape=all-in-one", "cluster=a", "fleet.edge.domain=edge-a", "fleet.edge.collectorOnly=false",
+				"fleet.edge.hub.url=nats-leaf://hub.example:7422"},
+			want: []string{"domain: edge-a"},
+			args: "run",
 		},
 	}
 	for name, c := range cases {
@@ -48,6 +56,12 @@ func TestFleetValues(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(conf, w) {
 					t.Errorf("bomstream.yaml lacks %q:\n%s", w, conf)
+				}
+			}
+			if c.args != "" {
+				d := convert[appsv1.Deployment](t, r.one(t, "Deployment", "bomstream"))
+				if got := d.Spec.Template.Spec.Containers[0].Args; len(got) == 0 || got[0] != c.args {
+					t.Errorf("the edge pod runs %v, want %s", got, c.args)
 				}
 			}
 			if len(c.mounts) > 0 {

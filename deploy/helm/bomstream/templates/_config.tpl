@@ -68,6 +68,8 @@ volumes or variables from Secrets, named here by path or variable.
 {{- with $v.collector.leaderElection.renewDeadline }}{{ $_ := set $le "renewDeadline" . }}{{ end -}}
 {{- with $v.collector.leaderElection.retryPeriod }}{{ $_ := set $le "retryPeriod" . }}{{ end -}}
 {{- $_ := set $k "leaderElection" $le -}}
+{{- else if include "bomstream.edgeCollectorOnly" . -}}
+{{- $_ := set $k "leaderElection" (dict "disabled" true) -}}
 {{- end -}}
 {{- $_ := set $cfg "kubernetes" $k -}}
 

@@ -420,3 +420,9 @@ workingDir: {{ include "bomstream.dataDir" $ }}
       {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/* "true" when the all-in-one pod is an edge that only collects
+(fleet.edge.collectorOnly with fleet.edge.domain), else empty. */}}
+{{- define "bomstream.edgeCollectorOnly" -}}
+{{- if and (eq .Values.shape "all-in-one") .Values.fleet.edge.domain .Values.fleet.edge.collectorOnly -}}true{{- end -}}
+{{- end -}}
