@@ -296,6 +296,7 @@ func TestChartAppliesServerSide(t *testing.T) {
 		"networkPolicy.enabled=true", "networkPolicy.apiServer.cidrs={10.96.0.1/32}",
 		"networkPolicy.nats.to[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=nats",
 		"sinks.gcs.egress.to[0].ipBlock.cidr=199.36.153.8/30",
+		"sinks.oci.attest=true", "sinks.gcs.attest=true", "signing.keyless.enabled=true",
 		"collector.profiles.profiles[0].group=example.com", "collector.profiles.profiles[0].kind=ModelServer",
 		"rbac.extraRules[0].apiGroups={example.com}", "rbac.extraRules[0].resources={modelservers}",
 		"imagePullSecrets[0].name=ghcr", "podAnnotations.team=ml", "priorityClassName=bomstream-high",

@@ -98,6 +98,7 @@ volumes or variables from Secrets, named here by path or variable.
 {{- with $g.endpoint }}{{ $_ := set $c "endpoint" . }}{{ end -}}
 {{- if $g.anonymous }}{{ $_ := set $c "anonymous" true }}{{ end -}}
 {{- if $g.credentials.secretName }}{{ $_ := set $c "credentialsFile" (printf "%s/gcs/credentials.json" $sec) }}{{ end -}}
+{{- if $g.attest }}{{ $_ := set $c "attest" (include "bomstream.attestConfig" . | fromYaml) }}{{ end -}}
 {{- $sinks = append $sinks (include "bomstream.sinkEntry" (list $g "gcs" $c) | fromYaml) -}}
 {{- end -}}
 {{- if $s.dependencytrack.enabled -}}
@@ -119,6 +120,8 @@ volumes or variables from Secrets, named here by path or variable.
 {{- with $o.repository }}{{ $_ := set $c "repository" . }}{{ end -}}
 {{- if $o.plainHTTP }}{{ $_ := set $c "plainHTTP" true }}{{ end -}}
 {{- with $o.checkRegistries }}{{ $_ := set $c "checkRegistries" . }}{{ end -}}
+{{- if $o.attest }}{{ $_ := set $c "attest" (include "bomstream.attestConfig" . | fromYaml) }}{{ end -}}
+{{- if and $o.attest (not $o.plainReferrer) }}{{ $_ := set $c "plainReferrer" false }}{{ end -}}
 {{- $sinks = append $sinks (include "bomstream.sinkEntry" (list $o "oci" $c) | fromYaml) -}}
 {{- end -}}
 {{- $_ := set $cfg "sinks" $sinks -}}
@@ -135,4 +138,20 @@ volumes or variables from Secrets, named here by path or variable.
 {{- with $sv.runner }}{{ $_ := set $e "runner" . }}{{ end -}}
 {{- with $sv.specVersion }}{{ $_ := set $e "specVersion" . }}{{ end -}}
 {{- toYaml $e -}}
+{{- end -}}
+
+{{/* The attest: block of the oci and gcs sinks, from .Values.signing. */}}
+{{- define "bomstream.attestConfig" -}}
+{{- $g := .Values.signing -}}
+{{- $a := dict -}}
+{{- if $g.key.secretName }}{{ $_ := set $a "keyFile" (printf "%s/signing/signing.key" (include "bomstream.secretsDir" .)) }}{{ end -}}
+{{- with $g.kmsKey }}{{ $_ := set $a "kmsKey" . }}{{ end -}}
+{{- if $g.keyless.enabled -}}
+{{- $k := dict "tokenFile" "/var/run/secrets/tokens/sigstore" -}}
+{{- range $key := list "fulcioURL" "rekorURL" "timestampURL" }}{{ with index $g.keyless $key }}{{ $_ := set $k $key . }}{{ end }}{{ end -}}
+{{- if $g.keyless.noTransparencyLog }}{{ $_ := set $k "noTransparencyLog" true }}{{ end -}}
+{{- $_ := set $a "keyless" $k -}}
+{{- end -}}
+{{- if not $a }}{{ fail "sinks.oci.attest or sinks.gcs.attest needs signing.key.secretName, signing.kmsKey or signing.keyless.enabled" }}{{ end -}}
+{{- toYaml $a -}}
 {{- end -}}

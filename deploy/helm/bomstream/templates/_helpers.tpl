@@ -333,6 +333,24 @@ workingDir: {{ include "bomstream.dataDir" $ }}
   mountPath: {{ include "bomstream.secretsDir" . }}/oci
   readOnly: true
 {{- end }}
+{{- if include "bomstream.signs" . }}
+{{- if .Values.signing.key.secretName }}
+- name: signing-key
+  mountPath: {{ include "bomstream.secretsDir" . }}/signing
+  readOnly: true
+{{- end }}
+{{- if .Values.signing.keyless.enabled }}
+- name: sigstore-token
+  mountPath: /var/run/secrets/tokens
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* "true" when an enabled oci or gcs sink signs (attest), else empty. */}}
+{{- define "bomstream.signs" -}}
+{{- $s := .Values.sinks -}}
+{{- if or (and $s.oci.enabled $s.oci.attest) (and $s.gcs.enabled $s.gcs.attest) -}}true{{- end -}}
 {{- end -}}
 
 {{- define "bomstream.sinkVolumes" -}}
@@ -371,6 +389,26 @@ workingDir: {{ include "bomstream.dataDir" $ }}
     items:
       - key: {{ $s.oci.dockerConfig.key }}
         path: config.json
+{{- end }}
+{{- if include "bomstream.signs" . }}
+{{- if .Values.signing.key.secretName }}
+- name: signing-key
+  secret:
+    secretName: {{ .Values.signing.key.secretName }}
+    defaultMode: 0440
+    items:
+      - key: {{ .Values.signing.key.key }}
+        path: signing.key
+{{- end }}
+{{- if .Values.signing.keyless.enabled }}
+- name: sigstore-token
+  projected:
+    sources:
+      - serviceAccountToken:
+          audience: {{ .Values.signing.keyless.audience }}
+          expirationSeconds: 3600
+          path: sigstore
+{{- end }}
 {{- end }}
 {{- end -}}
 
