@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,38 +28,8 @@ import (
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
 )
 
-// cosignVersion is the cosign the tests run (make cosign builds it).
-const cosignVersion = "v3.1.3"
-
-// cosignBinary returns BOMSTREAM_COSIGN_BIN, or cosign built from the Go
-// module proxy into the user cache, as make cosign does. Under CI=true a
-// cosign that cannot be had fails the test; elsewhere it skips it.
-func cosignBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("BOMSTREAM_COSIGN_BIN"); p != "" {
-		return p
-	}
-	cache, err := os.UserCacheDir()
-	if err == nil {
-		dir := filepath.Join(cache, "bomstream", "cosign", cosignVersion)
-		bin := filepath.Join(dir, "cosign")
-		if _, err = os.Stat(bin); err == nil {
-			return bin
-		}
-		cmd := exec.Command("go", "install", "github.com/sigstore/cosign/v3/cmd/cosign@"+cosignVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
-		var out []byte
-		if out, err = cmd.CombinedOutput(); err == nil {
-			return bin
-		}
-		err = fmt.Errorf("go install cosign@%s: %w\n%s", cosignVersion, err, out)
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("cosign %s is needed (set BOMSTREAM_COSIGN_BIN or run make cosign): %v", cosignVersion, err)
-	}
-	t.Skipf("cosign %s not available (set BOMSTREAM_COSIGN_BIN or run make cosign): %v", cosignVersion, err)
-	return ""
-}
+// cosignBinary is the cosign the interoperability tests run.
+func cosignBinary(t *testing.T) string { return attesttest.Cosign(t) }
 
 // runTool runs a command in dir with a HOME of its own and returns its
 // stdout, failing the test with both outputs when it fails.
