@@ -102,6 +102,9 @@ func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstre
 	var m *jetstream.RawStreamMsg
 	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
 		m, err = s.GetLastMsgForSubject(ctx, subject)
+		if errors.Is(err, nats.ErrNoResponders) && b.streamGone(ctx, streamName) {
+			return fmt.Errorf("stream %s: %w", streamName, jetstream.ErrStreamNotFound)
+		}
 		return err
 	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {

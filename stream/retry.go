@@ -71,6 +71,11 @@ func (b *Bus) retry(ctx context.Context, subject string, repeatable bool, fn fun
 		if ctx.Err() != nil || !transient(err, repeatable) || time.Now().After(deadline) {
 			return err
 		}
+		if subject != "" && errors.Is(err, nats.ErrNoResponders) {
+			if name, serr := streamOf(subject); serr == nil && b.streamGone(ctx, name) {
+				return fmt.Errorf("%s: %w", subject, err)
+			}
+		}
 		b.log.Debug("retrying a request the cluster may heal", zap.Int("attempt", n), zap.Error(err))
 		select {
 		case <-ctx.Done():
@@ -79,6 +84,16 @@ func (b *Bus) retry(ctx context.Context, subject string, repeatable bool, fn fun
 		}
 		pause = min(2*pause, 2*time.Second)
 	}
+}
+
+// streamGone reports whether the server says stream name does not exist:
+// "no responders" then means a deleted stream, which no retry brings back
+// (a leader election answers otherwise, or not at all).
+func (b *Bus) streamGone(ctx context.Context, name string) bool {
+	ictx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	_, err := b.js.Stream(ictx, name)
+	return errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
 // transient reports whether err is one a cluster heals by itself. A

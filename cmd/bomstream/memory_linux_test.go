@@ -72,7 +72,7 @@ func TestReadOnlyMapping(t *testing.T) {
 		ok         bool
 	}{
 		{"00400000-02a04000 r-xp 00000000 fe:00 9986492   /usr/local/bin/bomstream", 0x400000, 0x2a04000, true},
-		{"02a04000-056c6000 r--p 02604000 fe:00 9986492   /usr/local/bin/bomstream", 0x2a04000, 0x56c6000, true},
+		{"02a04000-056c6000 r--p 02604000 fe:00 9986492   /usr/local/bin/bomstream", 0, 0, false}, // read-only data: left alone
 		{"056c6000-057cf000 rw-p 052c6000 fe:00 9986492   /usr/local/bin/bomstream", 0, 0, false}, // data: written
 		{"7f32e6736000-7f32e688c000 r-xp 00028000 fe:00 123 /usr/lib/x86_64-linux-gnu/libc.so.6", 0, 0, false},
 		{"7ffd1000-7ffd2000 r--p 00000000 00:00 0 [vvar]", 0, 0, false},
