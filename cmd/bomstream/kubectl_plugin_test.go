@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -235,6 +236,9 @@ func TestKubectlPluginThroughKubeconfig(t *testing.T) {
 	}
 
 	ip := hostIP()
+	if ip == "" && os.Getenv("CI") == "true" {
+		t.Fatal("no non-loopback address to serve the API on: CI must run the service-proxy path end to end")
+	}
 	if ip == "" {
 		t.Skip("no non-loopback address to serve the API on: the proxy was exercised up to the missing endpoints")
 	}
