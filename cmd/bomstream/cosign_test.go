@@ -3,14 +3,12 @@
 package main
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,15 +27,7 @@ func cosignBinary(t *testing.T) string { return attesttest.Cosign(t) }
 // config stay out of the user's) and an empty key password.
 func cosign(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "COSIGN_PASSWORD=", "COSIGN_YES=true", "SIGSTORE_NO_CACHE=true")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("cosign %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, tail(out.String(), 2000), tail(errb.String(), 4000))
-	}
-	return out.String()
+	return attesttest.Run(t, dir, bin, args...)
 }
 
 // Interoperability with cosign v3, on a registry with the referrers API

@@ -35,15 +35,7 @@ func cosignBinary(t *testing.T) string { return attesttest.Cosign(t) }
 // stdout, failing the test with both outputs when it fails.
 func runTool(t *testing.T, dir, bin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "COSIGN_PASSWORD=", "COSIGN_YES=true", "SIGSTORE_NO_CACHE=true")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return out.String()
+	return attesttest.Run(t, dir, bin, args...)
 }
 
 // signedCopy copies the shared bomstream layout into a new directory, to

@@ -1,10 +1,12 @@
 package attesttest
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,4 +46,28 @@ func Cosign(t testing.TB) string {
 	}
 	t.Skipf("cosign %s not available (set BOMSTREAM_COSIGN_BIN or run make cosign): %v", CosignVersion, err)
 	return ""
+}
+
+// Run runs bin (cosign, or bomstream) in dir with a HOME of its own (cosign's
+// TUF cache and configuration stay out of the user's), an empty key
+// password and no prompts, and returns its stdout; it fails t with the
+// tails of both outputs when the command fails.
+func Run(t testing.TB, dir, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "COSIGN_PASSWORD=", "COSIGN_YES=true", "SIGSTORE_NO_CACHE=true")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), err, tailOf(out.String(), 2000), tailOf(errb.String(), 4000))
+	}
+	return out.String()
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
 }
