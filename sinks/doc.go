@@ -62,9 +62,15 @@
 // conformance suite every sink passes: the contract above, case by case,
 // outages of its store and its Checker included. A sink that can look at
 // its store before BOMs arrive implements Checker; the runner runs it at
-// start and until it passes.
+// start and until it passes. A sink that can name, without I/O, where its
+// store holds a version of a workload's BOM (a GCS object, a
+// Dependency-Track project, an OCI referrer's subject, a file) implements
+// Locator, with its own naming, so the answer cannot drift from what
+// Export writes.
 //
-// Decorators wrap the same interface: DryRun logs what would be written
-// instead of writing it. RegisterMetric lets sinks share metric families
-// without linking the stream layer.
+// Decorators wrap the same interface: WithSpecVersion converts bodies to
+// another CycloneDX version (and passes Checker and Locator through),
+// DryRun logs what would be written instead of writing it (and passes
+// Locator through, noting that it writes nothing). RegisterMetric lets
+// sinks share metric families without linking the stream layer.
 package sinks

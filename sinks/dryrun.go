@@ -9,13 +9,19 @@ import (
 // DryRun wraps s so that nothing is written: Export and Tombstone log what
 // would have been written and return nil. The wrapper is named
 // "<name>-dryrun", so a runner gives it its own consumer and ledger and a dry
-// run never marks a BOM as exported for the real sink.
+// run never marks a BOM as exported for the real sink. When s is a
+// Locator, so is the wrapper: its locations are those of s, each with a
+// Note saying that the dry run writes nothing there.
 func DryRun(s Sink, log *zap.Logger) Sink {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	name := s.Name() + "-dryrun"
-	return &dryRun{inner: s, name: name, log: log.With(zap.String("sink", name))}
+	d := &dryRun{inner: s, name: name, log: log.With(zap.String("sink", name))}
+	if l, ok := s.(Locator); ok {
+		return locatingDryRun{dryRun: d, l: l}
+	}
+	return d
 }
 
 type dryRun struct {
@@ -46,3 +52,20 @@ func (d *dryRun) Tombstone(ctx context.Context, t Tombstone) error {
 }
 
 func (d *dryRun) Close() error { return d.inner.Close() }
+
+type locatingDryRun struct {
+	*dryRun
+	l Locator
+}
+
+func (d locatingDryRun) Locate(v Version) []Location {
+	locs := d.l.Locate(v)
+	for i := range locs {
+		note := "dry run: " + d.name + " writes nothing; " + d.inner.Name() + " writes here"
+		if locs[i].Note != "" {
+			note = locs[i].Note + "; " + note
+		}
+		locs[i].Note = note
+	}
+	return locs
+}

@@ -54,16 +54,13 @@ func ConvertSpec(body []byte, v string) ([]byte, error) {
 // hash of the canonical document, so that the ledgers, the dedupe and every
 // name built from the hash are the same whatever version a sink writes.
 // Spec16 (or "") returns s. A BOM that cannot be converted is a permanent
-// error (the same bytes never convert).
+// error (the same bytes never convert). The wrapper is a Checker and a
+// Locator when s is.
 func WithSpecVersion(s Sink, v string) Sink {
 	if v == "" || v == Spec16 {
 		return s
 	}
-	w := specSink{Sink: s, v: v}
-	if c, ok := s.(Checker); ok {
-		return checkingSpecSink{specSink: w, c: c}
-	}
-	return w
+	return withOptional(specSink{Sink: s, v: v}, s)
 }
 
 type specSink struct {
@@ -79,10 +76,3 @@ func (s specSink) Export(ctx context.Context, b BOM) error {
 	b.Body = body
 	return s.Sink.Export(ctx, b)
 }
-
-type checkingSpecSink struct {
-	specSink
-	c Checker
-}
-
-func (s checkingSpecSink) Check(ctx context.Context) []Check { return s.c.Check(ctx) }

@@ -74,5 +74,7 @@
 // so New never fails because the server is down. Check (sinks.Checker)
 // reports whether the server answers with version 4.12.0 or later (and
 // names it, with the features in use), whether the key is valid, and which
-// needed permission its team lacks, by both names on 5.x.
+// needed permission its team lacks, by both names on 5.x. Locate
+// (sinks.Locator) names, without I/O, the project (name and version, and
+// the server's base URL) that holds the workload's current version.
 package dtrack

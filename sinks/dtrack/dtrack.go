@@ -49,8 +49,8 @@ var SinkType = sinks.Type{
 	LatestOnly: true,
 }
 
-// Sink exports BOMs to Dependency-Track. It implements sinks.Sink and
-// sinks.Checker, and is safe for concurrent use.
+// Sink exports BOMs to Dependency-Track. It implements sinks.Sink,
+// sinks.Checker and sinks.Locator, and is safe for concurrent use.
 type Sink struct {
 	name string
 	cfg  Config

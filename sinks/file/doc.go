@@ -49,5 +49,7 @@
 //
 // One Sink serialises writes per workload directory, keeps what it knows in
 // memory, and is safe for concurrent use; it assumes it is the only writer
-// of its tree (the process that owns the data directory).
+// of its tree (the process that owns the data directory). Locate
+// (sinks.Locator) names, without I/O, a version's file and, for the
+// current version, latest.cdx.json.
 package file

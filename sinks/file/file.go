@@ -96,7 +96,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Sink writes BOMs into a directory tree. It implements sinks.Sink.
+// Sink writes BOMs into a directory tree. It implements sinks.Sink and
+// sinks.Locator.
 //
 // It assumes it is the only writer of its tree (the process that owns the
 // data directory): what it learnt of a workload directory the first time it

@@ -72,7 +72,7 @@ func (s *Sink) export(dir string, b sinks.BOM) (err error) {
 			return err
 		}
 	}
-	file := strings.TrimPrefix(b.BomHash, "sha256:") + Suffix
+	file := bomFile(b.BomHash)
 	if err := s.store(dir, file, b.BomHash, b.Body); err != nil {
 		return err
 	}

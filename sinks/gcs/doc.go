@@ -35,6 +35,8 @@
 // own are off): 401 and 403 are permanent and name the missing permission,
 // a missing bucket is permanent, 412 is handled as above, 408, 409, 429,
 // 5xx, timeouts and connection errors are transient. Check proves the permissions on a probe
-// object of its own. Package gcstest runs fake-gcs-server in-process for
-// tests.
+// object of its own. Locate (sinks.Locator) names, without I/O, a
+// version's object and, for the current version, latest.cdx.json, as
+// gs://bucket/object with a Cloud console link when the endpoint is
+// Google's. Package gcstest runs fake-gcs-server in-process for tests.
 package gcs

@@ -44,7 +44,8 @@ const (
 	MetaReason    = "reason"
 )
 
-// Sink writes BOMs into a bucket. It implements sinks.Sink and sinks.Checker.
+// Sink writes BOMs into a bucket. It implements sinks.Sink, sinks.Checker
+// and sinks.Locator.
 type Sink struct {
 	name   string
 	bucket string
@@ -54,9 +55,12 @@ type Sink struct {
 	// the runner's order flags (sinks.BOM.Superseded, sinks.Tombstone.Stale),
 	// which are about names, are about this folder.
 	byName bool
-	client *storage.Client
-	log    *zap.Logger
-	signer *attest.Signer // nil: no bundles
+	// console: the bucket is Google's (no endpoint configured), so its
+	// objects have a page in the Cloud console.
+	console bool
+	client  *storage.Client
+	log     *zap.Logger
+	signer  *attest.Signer // nil: no bundles
 }
 
 // SinkType is the registry entry of the gcs sink.
@@ -126,7 +130,7 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps, sinkOpts ...Option) (
 	client.SetRetry(storage.WithPolicy(storage.RetryNever))
 	return &Sink{
 		name: deps.Name, bucket: cfg.Bucket, prefix: strings.TrimSuffix(cfg.Prefix, "/"),
-		tmpl: tmpl, byName: !tmpl.perWorkload(), client: client, log: deps.Log, signer: signer,
+		tmpl: tmpl, byName: !tmpl.perWorkload(), console: cfg.Endpoint == "", client: client, log: deps.Log, signer: signer,
 	}, nil
 }
 

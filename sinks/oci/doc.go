@@ -43,6 +43,8 @@
 // 408, 429, 5xx, timeouts and connection errors are transient. With
 // several images, the error is transient when any part of it is. Check
 // pings the registries it knows of before BOMs arrive and proves push
-// access to the configured repository. Package ocitest runs three
-// registries in-process for tests.
+// access to the configured repository. Locate (sinks.Locator) names,
+// without I/O, the subjects a version's BOM is a referrer of
+// (registry/repository@digest) and the artifact types. Package ocitest
+// runs three registries in-process for tests.
 package oci

@@ -49,7 +49,7 @@ const LayerTitle = "bom.cdx.json"
 const subjectCacheSize = 4096
 
 // Sink pushes BOMs as OCI referrers of their images. It implements
-// sinks.Sink and sinks.Checker.
+// sinks.Sink, sinks.Checker and sinks.Locator.
 type Sink struct {
 	name       string
 	log        *zap.Logger
@@ -180,24 +180,27 @@ type target struct {
 	digest digest.Digest      // the image manifest
 }
 
-// targets lists the images of b that get an artifact, once per repository
-// and digest; the others are counted and logged with the reason.
-func (s *Sink) targets(b sinks.BOM) []target {
+// targets lists the images that get an artifact, once per repository and
+// digest; skip, unless nil, is told of the others, with the reason.
+func (s *Sink) targets(images []schemas.ImageDigest, skip func(img schemas.ImageDigest, reason string, err error)) []target {
+	if skip == nil {
+		skip = func(schemas.ImageDigest, string, error) {}
+	}
 	var out []target
 	seen := map[string]bool{}
-	for _, img := range b.Images {
+	for _, img := range images {
 		if img.Digest == "" {
-			s.skip(b, img, SkipNoDigest, nil)
+			skip(img, SkipNoDigest, nil)
 			continue
 		}
 		dg, err := imageDigest(img)
 		if err != nil {
-			s.skip(b, img, SkipBadDigest, err)
+			skip(img, SkipBadDigest, err)
 			continue
 		}
 		src, err := imageRepository(img.Image)
 		if err != nil {
-			s.skip(b, img, SkipBadReference, err)
+			skip(img, SkipBadReference, err)
 			continue
 		}
 		dst := src
@@ -214,6 +217,7 @@ func (s *Sink) targets(b sinks.BOM) []target {
 	return out
 }
 
+// skip counts and logs an image of b that gets no artifact.
 func (s *Sink) skip(b sinks.BOM, img schemas.ImageDigest, reason string, err error) {
 	s.m.skipped.WithLabelValues(reason).Inc()
 	fields := []zap.Field{zap.Stringer("workload", b.Workload), zap.String("bomHash", b.BomHash),
@@ -232,7 +236,7 @@ func (s *Sink) Export(ctx context.Context, b sinks.BOM) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("export %s: %w", b.Workload, err)
 	}
-	ts := s.targets(b)
+	ts := s.targets(b.Images, func(img schemas.ImageDigest, reason string, err error) { s.skip(b, img, reason, err) })
 	if len(ts) == 0 {
 		s.log.Debug("no image with a resolved digest: nothing to push", zap.Stringer("workload", b.Workload))
 		return nil

@@ -40,5 +40,6 @@
 // consumer, so nothing already exported is written twice; a sink under a
 // new name backfills from scratch. Retry redrives one dead letter through
 // the engine (engine.Engine.Redrive). ReadLedger gives `bomstream check`
-// the ledger to hold against BOMS.
+// the ledger to hold against BOMS, and LedgerEntry one workload's entry:
+// whether, and which version, a sink applied.
 package runner

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
 
@@ -31,19 +32,53 @@ func ReadLedger(ctx context.Context, bus *stream.Bus, sink string) (entries []Ap
 		return nil, nil, err
 	}
 	err = l.All(ctx, func(key string, value []byte, _ uint64) {
-		a, ok := parseLedgerKey(key)
-		var e entry
-		if !ok || json.Unmarshal(value, &e) != nil {
+		a, ok := readEntry(key, value)
+		if !ok {
 			bad = append(bad, key)
 			return
 		}
-		a.ChangeSeq, a.BomHash, a.Tombstone, a.StreamSeq, a.Workload = e.ChangeSeq, e.BomHash, e.Tombstone, e.StreamSeq, e.Workload
 		entries = append(entries, a)
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("sink %s: read ledger: %w", sink, err)
 	}
 	return entries, bad, nil
+}
+
+// LedgerEntry returns sink's ledger entry of w: the last version of w the
+// sink applied, under the key the runner writes. ok is false when the sink
+// applied none. Like ReadLedger it opens the ledger, creating its bucket
+// when missing. An entry it cannot read is an error; the runner rewrites
+// it when w next comes by.
+func LedgerEntry(ctx context.Context, bus *stream.Bus, sink string, w schemas.Workload) (Applied, bool, error) {
+	l, err := bus.Ledger(ctx, sink)
+	if err != nil {
+		return Applied{}, false, err
+	}
+	key := ledgerKey(w)
+	value, _, ok, err := l.Get(ctx, key)
+	if err != nil {
+		return Applied{}, false, fmt.Errorf("sink %s: read ledger: %w", sink, err)
+	}
+	if !ok {
+		return Applied{}, false, nil
+	}
+	a, ok := readEntry(key, value)
+	if !ok {
+		return Applied{}, false, fmt.Errorf("sink %s: ledger entry %s of %s: unreadable", sink, key, w)
+	}
+	return a, true, nil
+}
+
+// readEntry reads the ledger entry value under key.
+func readEntry(key string, value []byte) (Applied, bool) {
+	a, ok := parseLedgerKey(key)
+	var e entry
+	if !ok || json.Unmarshal(value, &e) != nil {
+		return Applied{}, false
+	}
+	a.ChangeSeq, a.BomHash, a.Tombstone, a.StreamSeq, a.Workload = e.ChangeSeq, e.BomHash, e.Tombstone, e.StreamSeq, e.Workload
+	return a, true
 }
 
 // parseLedgerKey reads what ledgerKey wrote.

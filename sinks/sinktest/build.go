@@ -58,3 +58,9 @@ func NewTombstone(w schemas.Workload, changeSeq uint64) sinks.Tombstone {
 		Time: epoch().Add(time.Duration(changeSeq) * time.Second),
 	}
 }
+
+// Version is the version b is, for sinks.Locator: its workload, hash,
+// change and images; latest says whether it is the workload's current one.
+func Version(b sinks.BOM, latest bool) sinks.Version {
+	return sinks.Version{Workload: b.Workload, BomHash: b.BomHash, ChangeSeq: b.ChangeSeq, Images: b.Images, Latest: latest}
+}
