@@ -70,6 +70,7 @@ fuzz:
 	$(FUZZ) -fuzz '^FuzzRedactCommand$$' ./collector/
 	$(FUZZ) -fuzz '^FuzzRedactText$$' ./schemas/
 	$(FUZZ) -fuzz '^FuzzPythonCalls$$' ./schemas/
+	$(FUZZ) -fuzz '^FuzzRead$$' ./inventory/bomview/
 
 # bench: every benchmark; the pipeline ones on BENCH_N workloads (the issue's
 # full size is BENCH_N=100000, about ten minutes on two cores).

@@ -187,3 +187,18 @@ func (ix *Index) Workload(cluster, namespace, kind, name string) (Workload, bool
 	}
 	return Workload{ID: w.ID, Versions: slices.Clone(w.Versions)}, true
 }
+
+// ChangesPerDay counts the versions (BOMs and tombstones) observed on each
+// day, by UTC midnight.
+func (ix *Index) ChangesPerDay() map[time.Time]int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := map[time.Time]int{}
+	for _, w := range ix.byUID {
+		for i := range w.Versions {
+			t := w.Versions[i].Time.UTC()
+			out[time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)]++
+		}
+	}
+	return out
+}

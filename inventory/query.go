@@ -77,10 +77,17 @@ func (e *Entry) Key() string {
 
 // Find answers q, in name order.
 func (ix *Index) Find(q Query) []Entry {
+	out, _ := ix.FindPage(q, 0, -1)
+	return out
+}
+
+// FindPage answers q in name order, a page at a time: the entries from
+// offset on, at most limit of them (all when limit < 0), and how many
+// there are in all. Entries outside the page are counted, not built.
+func (ix *Index) FindPage(q Query, offset, limit int) (page []Entry, total int) {
 	q.compile()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var out []Entry
 	for _, w := range ix.sorted {
 		i := w.at(q.At)
 		if i < 0 {
@@ -90,27 +97,42 @@ func (ix *Index) Find(q Query) []Entry {
 		if !q.state(v.State()) || !q.ChangedSince.IsZero() && v.Time.Before(q.ChangedSince) || !q.identity(w) {
 			continue
 		}
-		e, facts := entryOf(w, i)
-		if !q.facts(facts) {
+		if !q.facts(factsOf(w, i)) {
 			continue
 		}
+		inPage := total >= offset && (limit < 0 || total < offset+limit)
+		if q.Check == nil && !inPage {
+			total++
+			continue
+		}
+		e, _ := entryOf(w, i)
 		if q.Check != nil && !q.Check(&e) {
 			continue
 		}
-		out = append(out, e)
+		if inPage {
+			page = append(page, e)
+		}
+		total++
 	}
-	return out
+	return page, total
+}
+
+// factsOf is the version whose facts w at its version i shows: i itself,
+// or for a tombstone the last BOM before it.
+func factsOf(w *Workload, i int) *Version {
+	facts := &w.Versions[i]
+	for j := i; facts.Tombstone != "" && j > 0; {
+		j--
+		facts = &w.Versions[j]
+	}
+	return facts
 }
 
 // entryOf is w at its version i, with the version whose facts it shows
 // (for a tombstone, the last BOM before it).
 func entryOf(w *Workload, i int) (Entry, *Version) {
 	v := &w.Versions[i]
-	facts := v
-	for j := i; facts.Tombstone != "" && j > 0; {
-		j--
-		facts = &w.Versions[j]
-	}
+	facts := factsOf(w, i)
 	e := Entry{Cluster: w.ID.Cluster, Namespace: w.ID.Namespace, Kind: w.ID.Kind, APIVersion: w.ID.APIVersion,
 		Name: w.ID.Name, UID: w.ID.UID, State: v.State(), FirstSeen: w.firstSeen(), LastChanged: v.Time,
 		ChangeSeq: v.ChangeSeq, StreamSeq: v.StreamSeq, BomHash: v.BomHash, Facts: facts.Facts, Unreadable: facts.Unreadable}

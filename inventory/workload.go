@@ -97,3 +97,12 @@ func (w *Workload) firstSeen() time.Time {
 	}
 	return w.Versions[0].Time
 }
+
+// Version is the version with change sequence seq.
+func (w *Workload) Version(seq uint64) (Version, bool) {
+	i := sort.Search(len(w.Versions), func(i int) bool { return w.Versions[i].ChangeSeq >= seq })
+	if i < len(w.Versions) && w.Versions[i].ChangeSeq == seq {
+		return w.Versions[i], true
+	}
+	return Version{}, false
+}

@@ -72,7 +72,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 	log.Info("inventory loaded", zap.Int("workloads", ix.Stats().Workloads), zap.Duration("took", time.Since(start)))
 	srv, err := api.New(cfg, ix, p.bus)
 	if err == nil {
-		for _, h := range append([]apiHook{findingsAPIHook}, e.apiHooks...) {
+		for _, h := range append([]apiHook{findingsAPIHook, webAPIHook(ix)}, e.apiHooks...) {
 			if err = h(ctx, srv, p); err != nil {
 				break
 			}

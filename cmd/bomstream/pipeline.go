@@ -58,6 +58,11 @@ type pipeline struct {
 	svc      *service.Service
 	sinks    []*sinkStage
 	findings *findings.Stage // nil when the process runs no findings stage
+	// reg and getenv build sinks that are located, not run (web.go);
+	// closers close them.
+	reg     sinks.Registry
+	getenv  func(string) string
+	closers []func() error
 }
 
 type sinkStage struct {
@@ -73,7 +78,7 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if err := cfg.Validate(reg); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	p := &pipeline{cfg: cfg, log: log, obs: obs}
+	p := &pipeline{cfg: cfg, log: log, obs: obs, reg: reg, getenv: getenv}
 	var err error
 	// Only the stages that run get built: a sink, history or get process
 	// compiles no kind profiles and no detection rules.
@@ -337,6 +342,11 @@ func (p *pipeline) watcher() *files.Watcher {
 }
 
 func (p *pipeline) close() {
+	for _, c := range p.closers {
+		if err := c(); err != nil {
+			p.log.Warn("close located sink", zap.Error(err))
+		}
+	}
 	for _, s := range p.sinks {
 		if err := s.sink.Close(); err != nil {
 			p.log.Warn("close sink", zap.String("sink", s.cfg.Name), zap.Error(err))

@@ -40,6 +40,7 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.AddCommand(findCmd(e, findingsFindHook())) // the inventory (find.go); --findings from findings.go
 	root.AddCommand(findingsCmd(e))                 // policy findings (findings.go)
 	root.AddCommand(verifyCmd(e))                   // signed AI-BOM attestations (verify.go)
+	root.AddCommand(webCmd(e))                      // the web inventory (web.go, package inventory/web)
 	return root.ExecuteContext(ctx)
 }
 

@@ -6,8 +6,9 @@
 //	    time: {"items": [...], "total": N, "continue": "..."}
 //	GET /api/v1/workloads/{cluster}/{namespace}/{kind}/{name}[?at=TIME]
 //	    one workload (namespace "-" when cluster-scoped) with every version
-//	GET /api/v1/workloads/{cluster}/{namespace}/{kind}/{name}/bom[?at=TIME]
-//	    the CycloneDX BOM in effect, read from BOMS by its sequence
+//	GET /api/v1/workloads/{cluster}/{namespace}/{kind}/{name}/bom[?at=TIME|version=CHANGESEQ]
+//	    the CycloneDX BOM in effect (or that version's), read from BOMS by
+//	    its sequence
 //	GET /api/v1/status
 //	    what the index holds
 //
@@ -21,5 +22,8 @@
 // X-Bomstream-Token through the Kubernetes API server's service proxy,
 // which strips Authorization) or a client-certificate authority (mutual
 // TLS). A request without the token gets 401 and nothing else; the token
-// never appears in a log line or an error.
+// never appears in a log line or an error. A browser may carry the token
+// in a cookie (TokenCookie), which the web pages' login form sets (Login).
+// A server guarded by neither answers loopback clients only: any other
+// gets 403, whatever address it listens on.
 package api

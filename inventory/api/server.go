@@ -30,8 +30,12 @@ type Server struct {
 	ix     *inventory.Index
 	bodies Bodies
 	token  string
-	mux    *http.ServeMux
-	ext    map[string]inventory.Extension
+	// open: neither a token nor client certificates guard the server, so
+	// it answers loopback clients only.
+	open  bool
+	mux   *http.ServeMux
+	ext   map[string]inventory.Extension
+	login http.Handler
 	// Now is the time durations count back from (at=72h).
 	Now func() time.Time
 }
@@ -48,7 +52,8 @@ func New(cfg Config, ix *inventory.Index, bodies Bodies) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ix: ix, bodies: bodies, token: token, mux: http.NewServeMux(), ext: map[string]inventory.Extension{}, Now: time.Now}
+	s := &Server{ix: ix, bodies: bodies, token: token, open: token == "" && cfg.ClientCA == "",
+		mux: http.NewServeMux(), ext: map[string]inventory.Extension{}, Now: time.Now}
 	s.mux.HandleFunc("GET /api/v1/workloads", s.workloads)
 	s.mux.HandleFunc("GET /api/v1/workloads/{cluster}/{ns}/{kind}/{name}", s.workload)
 	s.mux.HandleFunc("GET /api/v1/workloads/{cluster}/{ns}/{kind}/{name}/bom", s.bom)
@@ -63,10 +68,34 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // Extend adds a query field to /api/v1/workloads.
 func (s *Server) Extend(field string, x inventory.Extension) { s.ext[field] = x }
 
-// Handler is the API with its authentication.
+// Login sets the handler of the paths "/login" (served without a token,
+// so that a browser can send one) and of a page request (one that accepts
+// text/html, outside /api/) that came without the token: the web pages
+// give a form there that stores the token in a cookie (TokenCookie).
+func (s *Server) Login(h http.Handler) { s.login = h }
+
+// TokenCookie is the cookie a browser may carry the token in.
+const TokenCookie = "bomstream_token"
+
+// Handler is the API with its authentication: a request without the token
+// gets 401; on a server that no token and no client-certificate authority
+// guards, a request from beyond loopback gets 403 (the listener's own rule,
+// Config.Validate, held again per request).
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.token != "" && !s.authorized(r) {
+		if s.open && !fromLoopback(r) {
+			writeError(w, http.StatusForbidden, errors.New("this server has no token: it answers loopback clients only"))
+			return
+		}
+		if s.login != nil && r.URL.Path == "/login" {
+			s.login.ServeHTTP(w, r)
+			return
+		}
+		if s.token != "" && !s.Authorized(r) {
+			if s.login != nil && !strings.HasPrefix(r.URL.Path, "/api/") && strings.Contains(r.Header.Get("Accept"), "text/html") {
+				s.login.ServeHTTP(w, r) // answers 401 with its form
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="bomstream"`)
 			writeError(w, http.StatusUnauthorized, errors.New("a bearer token is required"))
 			return
@@ -75,12 +104,34 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-func (s *Server) authorized(r *http.Request) bool {
+// Authorized reports whether r carries the token: "Authorization: Bearer
+// TOKEN", the header X-Bomstream-Token, or the cookie TokenCookie. It is
+// true on a server without a token.
+func (s *Server) Authorized(r *http.Request) bool {
+	if s.token == "" {
+		return true
+	}
 	got := r.Header.Get("X-Bomstream-Token")
 	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		got = t
+	} else if c, err := r.Cookie(TokenCookie); got == "" && err == nil {
+		got = c.Value
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+	return s.CheckToken(got)
+}
+
+// CheckToken reports whether got is the server's token, in constant time.
+func (s *Server) CheckToken(got string) bool {
+	return s.token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+}
+
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Serve serves the API on ln until ctx ends.
@@ -198,6 +249,17 @@ func (s *Server) bom(w http.ResponseWriter, r *http.Request) {
 	}
 	name := wl.ID.Namespace + "/" + wl.ID.Kind + "/" + wl.ID.Name
 	v, ok := wl.VersionAt(at)
+	if q := r.URL.Query().Get("version"); q != "" {
+		n, err := strconv.ParseUint(q, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("query: version %q: not a change sequence", q))
+			return
+		}
+		if v, ok = wl.Version(n); !ok {
+			writeError(w, http.StatusNotFound, fmt.Errorf("%s: no version %d", name, n))
+			return
+		}
+	}
 	switch {
 	case !ok:
 		writeError(w, http.StatusNotFound, fmt.Errorf("%s: no BOM at %s", name, at.Format(time.RFC3339Nano)))

@@ -111,26 +111,32 @@ func Days(title, desc string, points []Point) template.HTML {
 	}
 	b.WriteString("</g>\n")
 
+	dates(&b, first, last, n, colW)
+	b.WriteString("</svg>")
+	return template.HTML(b.String())
+}
+
+// dates draws the first, middle and last dates, each once: under their
+// columns when the slots are wide enough, else flush with the plot's ends.
+func dates(b *strings.Builder, first, last int64, n int, colW float64) {
 	// dates: first, middle and last, each drawn once; under their columns
 	// when the slots are wide enough, else flush with the plot's ends
 	mid := (n - 1) / 2
 	center := func(i int) float64 { return plotLeft + (float64(i)+0.5)*colW }
 	if colW >= dateWidth {
-		label(&b, "axis", center(0), dateY, "middle", date(first))
+		label(b, "axis", center(0), dateY, "middle", date(first))
 	} else {
-		label(&b, "axis", plotLeft, dateY, "start", date(first))
+		label(b, "axis", plotLeft, dateY, "start", date(first))
 	}
 	if n >= 3 {
-		label(&b, "axis", center(mid), dateY, "middle", date(first+int64(mid)))
+		label(b, "axis", center(mid), dateY, "middle", date(first+int64(mid)))
 	}
 	switch {
 	case n >= 2 && colW >= dateWidth:
-		label(&b, "axis", center(n-1), dateY, "middle", date(last))
+		label(b, "axis", center(n-1), dateY, "middle", date(last))
 	case n >= 2:
-		label(&b, "axis", plotRight, dateY, "end", date(last))
+		label(b, "axis", plotRight, dateY, "end", date(last))
 	}
-	b.WriteString("</svg>")
-	return template.HTML(b.String())
 }
 
 // dayOf returns the number of the day t falls on in UTC, counted from

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/web"
+	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
+	"github.com/bomstream/bomstream/sinks/runner"
+)
+
+// defaultWebListen is where `bomstream web` serves when nothing says.
+const defaultWebListen = "127.0.0.1:8080"
+
+// webCmd serves the web inventory (and the API beside it) from the BOMS
+// stream, read-only: the pages `run` and `sink` serve with --api-listen.
+func webCmd(e *env) *cobra.Command {
+	var c common
+	cmd := &cobra.Command{
+		Use:   "web [--api-listen 127.0.0.1:8080]",
+		Short: "Serve the inventory as web pages: workloads, timelines, diffs, findings, fleet charts (read-only)",
+		Long: `web loads the inventory from the BOMS stream (the local data directory,
+through the running process when one holds it, or --nats-url) and serves it
+as pages, beside the JSON API: the inventory with find's filters, each
+workload's AI-BOM, timeline and version diffs, policy findings, and fleet
+charts. Pages need no JavaScript and load nothing from elsewhere.
+
+It listens on 127.0.0.1:8080 unless --api-listen says otherwise; beyond
+loopback it needs --api-token-file (browsers sign in once, at /login) or
+--api-client-ca.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load(cmd, e.getenv, nil)
+			if err != nil {
+				return err
+			}
+			if cfg.API.Listen == "" {
+				cfg.API.Listen = defaultWebListen
+			}
+			return process(cmd, e, cfg, stages{attach: true, api: true}, func(ctx context.Context, _ *pipeline) error {
+				<-ctx.Done()
+				return nil
+			})
+		},
+	}
+	c.bind(cmd.Flags())
+	bindAPI(cmd)
+	return cmd
+}
+
+// webAPIHook serves the pages beside the API (package inventory/web),
+// with where the process's sinks hold each version.
+func webAPIHook(ix *inventory.Index) apiHook {
+	return func(ctx context.Context, s *api.Server, p *pipeline) error {
+		loc, err := p.locator(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = web.Register(s, web.Sources{Index: ix, Bus: p.bus, Locate: loc})
+		return err
+	}
+}
+
+// locator says where the configured sinks hold a version: each sink's
+// Locate (sinks.Locator), and its ledger for whether it wrote it. The
+// sinks are the pipeline's own, or when it runs none (web, find), built
+// from the configuration and never run: a Locate does no I/O.
+func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
+	var locs []namedLocator
+	for _, st := range p.sinks {
+		if l, ok := st.sink.(sinks.Locator); ok {
+			locs = append(locs, namedLocator{st.cfg.Name, l})
+		}
+	}
+	if len(p.sinks) == 0 && p.reg != nil {
+		for _, sc := range p.cfg.Sinks {
+			scfg, err := p.reg.Decode(sc.Type, sc.Config)
+			if err != nil {
+				return nil, fmt.Errorf("sink %s: %w", sc.Name, err)
+			}
+			s, err := p.reg.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: p.log.Named("sink"), Getenv: p.getenv, SpecVersion: sc.SpecVersion})
+			if err != nil {
+				p.log.Warn("sink not located", zap.String("sink", sc.Name), zap.Error(err))
+				continue
+			}
+			p.closers = append(p.closers, s.Close)
+			if l, ok := s.(sinks.Locator); ok {
+				locs = append(locs, namedLocator{sc.Name, l})
+			}
+		}
+	}
+	if len(locs) == 0 {
+		return nil, nil
+	}
+	return func(ctx context.Context, w schemas.Workload, v inventory.Version, latest bool) ([]web.Located, error) {
+		sv := sinks.Version{Workload: w, BomHash: v.BomHash, ChangeSeq: v.ChangeSeq, Latest: latest}
+		for _, im := range v.Images {
+			for _, d := range im.Digests {
+				sv.Images = append(sv.Images, schemas.ImageDigest{Image: im.Ref, Digest: d})
+			}
+		}
+		var out []web.Located
+		var errs []error
+		// A sink that never ran has no ledger: look first, for opening one
+		// would create it, and the pages only read.
+		ledgers, err := p.bus.LedgerNames(ctx)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, nl := range locs {
+			where := nl.l.Locate(sv)
+			if len(where) == 0 {
+				continue
+			}
+			applied := "not yet exported"
+			var (
+				a    runner.Applied
+				ok   bool
+				lerr error
+			)
+			if slices.Contains(ledgers, nl.name) {
+				a, ok, lerr = runner.LedgerEntry(ctx, p.bus, nl.name, w)
+			}
+			switch {
+			case lerr != nil:
+				errs = append(errs, fmt.Errorf("sink %s: %w", nl.name, lerr))
+			case ok && a.ChangeSeq >= v.ChangeSeq:
+				applied = "exported"
+			}
+			for _, l := range where {
+				out = append(out, web.Located{Location: l, Applied: applied})
+			}
+		}
+		return out, errors.Join(errs...)
+	}, nil
+}
+
+type namedLocator struct {
+	name string
+	l    sinks.Locator
+}

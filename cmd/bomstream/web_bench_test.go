@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/web"
+	"github.com/bomstream/bomstream/stream"
+)
+
+// webPages are the pages BenchmarkWeb asks for.
+var webPages = []struct{ name, path string }{
+	{"inventory", "/"},
+	{"by-change", "/?sort=-changed"},
+	{"page-500", "/?page=500"},
+	{"vllm-range", "/?runtime=vllm%3C0.8.5"},
+	{"model", "/?model=org-7%2Fmodel-7"},
+	{"workload", "/workloads/default/ns-03/Deployment/w-000003"},
+	{"fleet", "/fleet"},
+}
+
+// BenchmarkWeb serves the web inventory of BOMSTREAM_BENCH_WEB_N (default
+// 100,000) generated workloads, pushed through the real pipeline (`run
+// --manifests --once` of the built binary), from an index loaded in this
+// process, over loopback HTTP. For each page of webPages, over
+// BOMSTREAM_BENCH_ROUNDS rounds (default 3) of 10 requests each, the
+// figures are medians:
+//
+//	PAGE-ms     wall time of one request, client to last byte (goal for the
+//	            inventory's first page: < 300 ms)
+//	PAGE-cpu-ms CPU time of the whole process per request (getrusage)
+//	PAGE-KB     size of the page's HTML (goal for an inventory page: < 200 KB)
+//
+//	BOMSTREAM_BENCH_WEB_N=100000 go test ./cmd/bomstream/ -run '^$' -bench BenchmarkWeb -benchtime 1x -timeout 30m
+func BenchmarkWeb(b *testing.B) {
+	n := benchEnvInt(b, "BOMSTREAM_BENCH_WEB_N", 100000)
+	rounds := benchEnvInt(b, "BOMSTREAM_BENCH_ROUNDS", 3)
+	dir := benchTempDir(b)
+	tree, data := filepath.Join(dir, "manifests"), filepath.Join(dir, "data")
+	writeFleet(b, tree, n)
+	wall, _ := timeProcess(b, bomstreamBinary(b), "run", "--manifests", tree, "--once", "--data-dir", data, "--sink-dir", filepath.Join(dir, "boms"))
+	fmt.Fprintf(os.Stderr, "pipeline: %d workloads in %s\n", n, wall.Round(time.Millisecond))
+	_ = os.RemoveAll(filepath.Join(dir, "boms"))
+	ctx := context.Background()
+	bus, err := stream.Open(ctx, stream.Config{DataDir: data}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bus.Close()
+	ix := inventory.New()
+	if _, err := ix.Load(ctx, bus); err != nil {
+		b.Fatal(err)
+	}
+	if got := ix.Stats().Workloads; got != n {
+		b.Fatalf("index holds %d workloads, want %d", got, n)
+	}
+	srv, err := api.New(api.Config{}, ix, bus)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := web.Register(srv, web.Sources{Index: ix, Bus: bus}); err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	get := func(path string) int {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s: %d %v %.200s", path, resp.StatusCode, err, body)
+		}
+		return len(body)
+	}
+	figures := map[string][]float64{}
+	add := func(name string, v float64) { figures[name] = append(figures[name], v) }
+	for _, p := range webPages {
+		get(p.path) // the first request of a page fills what later ones reuse (open findings)
+	}
+	b.ResetTimer()
+	for range b.N * rounds {
+		for _, p := range webPages {
+			var walls []float64
+			size := 0
+			cpu0 := cpuTime(b)
+			for range 10 {
+				start := time.Now()
+				size = get(p.path)
+				walls = append(walls, float64(time.Since(start).Microseconds())/1000)
+			}
+			add(p.name+"-ms", median(walls))
+			add(p.name+"-cpu-ms", float64((cpuTime(b)-cpu0).Microseconds())/1000/10)
+			add(p.name+"-KB", float64(size)/1000)
+		}
+	}
+	for name, xs := range figures {
+		b.ReportMetric(median(xs), name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
