@@ -95,12 +95,7 @@ var findQueries = []map[string][]string{
 func BenchmarkFind(b *testing.B) {
 	n := benchEnvInt(b, "BOMSTREAM_BENCH_FIND_N", 100000)
 	rounds := benchEnvInt(b, "BOMSTREAM_BENCH_ROUNDS", 3)
-	dir := benchTempDir(b)
-	tree, data := filepath.Join(dir, "manifests"), filepath.Join(dir, "data")
-	writeFleet(b, tree, n)
-	wall, _ := timeProcess(b, bomstreamBinary(b), "run", "--manifests", tree, "--once", "--data-dir", data, "--sink-dir", filepath.Join(dir, "boms"))
-	fmt.Fprintf(os.Stderr, "pipeline: %d workloads in %s\n", n, wall.Round(time.Millisecond))
-	_ = os.RemoveAll(filepath.Join(dir, "boms"))
+	data := fleetData(b, n)
 	ctx := context.Background()
 	bus, err := stream.Open(ctx, stream.Config{DataDir: data}, nil)
 	if err != nil {
@@ -143,6 +138,19 @@ func BenchmarkFind(b *testing.B) {
 		b.ReportMetric(median(xs), name)
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// fleetData pushes n generated workloads (writeFleet) through the real
+// pipeline, `run --manifests --once` of the built binary, and returns its
+// data directory.
+func fleetData(b *testing.B, n int) string {
+	dir := benchTempDir(b)
+	tree, data := filepath.Join(dir, "manifests"), filepath.Join(dir, "data")
+	writeFleet(b, tree, n)
+	wall, _ := timeProcess(b, bomstreamBinary(b), "run", "--manifests", tree, "--once", "--data-dir", data, "--sink-dir", filepath.Join(dir, "boms"))
+	fmt.Fprintf(os.Stderr, "pipeline: %d workloads in %s\n", n, wall.Round(time.Millisecond))
+	_ = os.RemoveAll(filepath.Join(dir, "boms"))
+	return data
 }
 
 // heapAfterGC is the live heap after a collection.

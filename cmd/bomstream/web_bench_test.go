@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,12 +41,7 @@ var webPages = []struct{ name, path string }{
 func BenchmarkWeb(b *testing.B) {
 	n := benchEnvInt(b, "BOMSTREAM_BENCH_WEB_N", 100000)
 	rounds := benchEnvInt(b, "BOMSTREAM_BENCH_ROUNDS", 3)
-	dir := benchTempDir(b)
-	tree, data := filepath.Join(dir, "manifests"), filepath.Join(dir, "data")
-	writeFleet(b, tree, n)
-	wall, _ := timeProcess(b, bomstreamBinary(b), "run", "--manifests", tree, "--once", "--data-dir", data, "--sink-dir", filepath.Join(dir, "boms"))
-	fmt.Fprintf(os.Stderr, "pipeline: %d workloads in %s\n", n, wall.Round(time.Millisecond))
-	_ = os.RemoveAll(filepath.Join(dir, "boms"))
+	data := fleetData(b, n)
 	ctx := context.Background()
 	bus, err := stream.Open(ctx, stream.Config{DataDir: data}, nil)
 	if err != nil {

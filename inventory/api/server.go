@@ -268,7 +268,19 @@ func (s *Server) bom(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("%s: %s since %s", name, v.Tombstone, v.Time.Format(time.RFC3339Nano)))
 		return
 	}
-	m, err := s.bodies.GetMsg(r.Context(), schemas.StreamBOMs, v.StreamSeq)
+	bom, err := ReadBOM(r.Context(), s.bodies, v)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, fmt.Errorf("bom of %s: %w", name, err))
+		return
+	}
+	w.Header().Set("Content-Type", "application/vnd.cyclonedx+json")
+	_, _ = w.Write(bom)
+}
+
+// ReadBOM reads the CycloneDX body of version v (a BOM, not a tombstone)
+// from BOMS, through the stream's codec.
+func ReadBOM(ctx context.Context, bodies Bodies, v inventory.Version) ([]byte, error) {
+	m, err := bodies.GetMsg(ctx, schemas.StreamBOMs, v.StreamSeq)
 	if err == nil && m == nil {
 		err = errors.New("the message is no longer stored")
 	}
@@ -277,11 +289,9 @@ func (s *Server) bom(w http.ResponseWriter, r *http.Request) {
 		bm, err = schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadGateway, fmt.Errorf("bom of %s at BOMS seq %d: %w", name, v.StreamSeq, err))
-		return
+		return nil, fmt.Errorf("BOMS seq %d: %w", v.StreamSeq, err)
 	}
-	w.Header().Set("Content-Type", "application/vnd.cyclonedx+json")
-	_, _ = w.Write(bm.BOM)
+	return bm.BOM, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

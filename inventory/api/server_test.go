@@ -12,24 +12,8 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/api/apitest"
 )
-
-// remoteIP is an address of this machine beyond loopback: a request to it
-// comes from a non-loopback client address.
-func remoteIP(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	t.Fatal("this machine has no IPv4 address beyond loopback: the test needs one to be a remote client")
-	return ""
-}
 
 // serve serves s on every address and returns its port.
 func serve(t *testing.T, s *api.Server) string {
@@ -78,7 +62,7 @@ func TestOpenServerAnswersLoopbackOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := serve(t, s)
-	if code, body := get(t, "http://"+remoteIP(t)+":"+port+"/api/v1/status", nil); code != http.StatusForbidden || !strings.Contains(body, "loopback") {
+	if code, body := get(t, "http://"+apitest.RemoteIP(t)+":"+port+"/api/v1/status", nil); code != http.StatusForbidden || !strings.Contains(body, "loopback") {
 		t.Errorf("remote client of an open server: %d %s", code, body)
 	}
 	if code, body := get(t, "http://127.0.0.1:"+port+"/api/v1/status", nil); code != http.StatusOK {
@@ -100,7 +84,7 @@ func TestTokenGuardsEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Handle("GET /extra", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "extra") }))
-	base := "http://" + remoteIP(t) + ":" + serve(t, s)
+	base := "http://" + apitest.RemoteIP(t) + ":" + serve(t, s)
 	for _, path := range []string{"/api/v1/status", "/api/v1/workloads", "/extra", "/"} {
 		for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"X-Bomstream-Token": "wrong"}, {"Cookie": api.TokenCookie + "=wrong"}, {"Accept": "text/html"}} {
 			code, body := get(t, base+path, h)
@@ -134,7 +118,7 @@ func TestLoginServesBrowsers(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "login form for "+r.URL.Path)
 	}))
-	base := "http://" + remoteIP(t) + ":" + serve(t, s)
+	base := "http://" + apitest.RemoteIP(t) + ":" + serve(t, s)
 	if code, body := get(t, base+"/fleet", map[string]string{"Accept": "text/html"}); code != http.StatusUnauthorized || body != "login form for /fleet" {
 		t.Errorf("page without token: %d %s", code, body)
 	}

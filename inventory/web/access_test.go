@@ -12,24 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/bomstream/bomstream/inventory/api/apitest"
 	"github.com/bomstream/bomstream/inventory/web/browsertest"
 )
-
-// remoteIP is an address of this machine beyond loopback.
-func remoteIP(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
-			return n.IP.String()
-		}
-	}
-	t.Fatal("no IPv4 address beyond loopback: the test needs one to be a remote client")
-	return ""
-}
 
 // TestRemoteClientNeedsTheToken: `web` listening beyond loopback with a
 // token refuses every page and API route to a remote client without it,
@@ -44,7 +29,7 @@ func TestRemoteClientNeedsTheToken(t *testing.T) {
 	}
 	addr := serveWeb(t, dir, "--api-listen", "0.0.0.0:0", "--api-token-file", tokenFile)
 	_, port, _ := net.SplitHostPort(addr)
-	base := "http://" + remoteIP(t) + ":" + port
+	base := "http://" + apitest.RemoteIP(t) + ":" + port
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(req *http.Request) (int, string, *http.Response) {
 		t.Helper()

@@ -113,16 +113,63 @@ func buildCorpus(t *testing.T, dir string) {
 	}
 	demoFile := filepath.Join(demoDir, "demo.yaml")
 	writeFile(t, demoFile, demo(revA, digestA))
-	t.Log(lastLine(runOnce(t, dir, "--manifests", m)))
+	writeFile(t, filepath.Join(demoDir, "clean.yaml"), clean)
+	rules := filepath.Join(dir, "rules.yaml")
+	writeFile(t, rules, cleanRules)
+	env := []string{"BOMSTREAM_FINDINGS_RULES=" + rules}
+	t.Log(lastLine(runOnce(t, dir, env, "--manifests", m)))
 	writeFile(t, demoFile, demo(revB, digestB)) // the edit
-	t.Log(lastLine(runOnce(t, dir, "--manifests", m)))
+	t.Log(lastLine(runOnce(t, dir, env, "--manifests", m)))
 	if err := os.Remove(demoFile); err != nil { // the deletion
 		t.Fatal(err)
 	}
-	t.Log(lastLine(runOnce(t, dir, "--manifests", m, "--confirm-tombstones")))
+	t.Log(lastLine(runOnce(t, dir, env, "--manifests", m, "--confirm-tombstones")))
 	writeFile(t, demoFile, demo(revB, digestB)) // the revival
-	t.Log(lastLine(runOnce(t, dir, "--manifests", m)))
+	t.Log(lastLine(runOnce(t, dir, env, "--manifests", m)))
 }
+
+// clean is a workload no rule of cleanRules fires on: vLLM declared, at
+// a version above the minimum, its image pinned by digest, its model from
+// an allowed organisation at a pinned revision.
+const clean = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: clean-demo
+  namespace: audit
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.9.1@sha256:3333333333333333333333333333333333333333333333333333333333333333
+        command: ["vllm", "serve"]
+        args: ["meta-llama/Llama-3.1-8B-Instruct", "--revision", "0e9e39f249a16976918f6564b8830bc894c89659"]
+`
+
+// cleanRules are the default rules but model-license (which the corpus's
+// manifests cannot satisfy), so that a workload can have no finding.
+const cleanRules = `rules:
+  - id: model-unpinned
+    check: model-unpinned
+    severity: medium
+  - id: model-source
+    check: model-source
+    severity: high
+    organisations: [meta-llama, Qwen, mistralai, google, microsoft, nvidia]
+    registries: [huggingface.co, nvcr.io, s3, gcs, pvc, path, name, nim-image, ollama]
+  - id: runtime-version
+    check: runtime-version
+    severity: high
+    minimum:
+      vllm: "0.8.5"
+      sglang: "0.4.6"
+  - id: image-digest
+    check: image-digest
+    severity: low
+  - id: runtime-inferred
+    check: runtime-inferred
+    severity: info
+`
 
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

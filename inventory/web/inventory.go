@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -68,6 +69,7 @@ type inventoryData struct {
 	Fields                []filterField
 	State                 string
 	Unpinned, Inferred    bool
+	Findings              bool // with open findings only
 	Headers               []header
 	Rows                  []row
 	Total, First, Last    int
@@ -91,6 +93,9 @@ func query(params url.Values) url.Values {
 	if out.Get("state") == "any" {
 		out.Set("state", "all")
 	}
+	if params.Get("findings") == "true" { // find --findings: with open findings only
+		out.Set("findings", "true")
+	}
 	return out
 }
 
@@ -98,7 +103,7 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 	params := r.URL.Query()
 	filters := query(params)
 	d := inventoryData{Query: filters.Encode(), State: cmp.Or(filters.Get("state"), "serving"),
-		Unpinned: filters.Get("unpinned") != "", Inferred: filters.Get("inferred-only") != ""}
+		Unpinned: filters.Get("unpinned") != "", Inferred: filters.Get("inferred-only") != "", Findings: filters.Get("findings") == "true"}
 	for _, f := range filterFields {
 		f.Value = strings.Join(filters[f.Name], ",")
 		d.Fields = append(d.Fields, f)
@@ -122,7 +127,7 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Headers = headers(filters, sortKey)
-	q, err := inventory.ParseQuery(filters, p.src.Now())
+	q, counts, err := p.parse(r.Context(), filters, &d)
 	if err != nil {
 		d.Problem, code = err.Error(), http.StatusBadRequest
 		p.render(w, code, "inventory", page{Title: "Inventory", Nav: "inventory", Data: d})
@@ -152,10 +157,6 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 		from, to := d.paginate(len(all), pageNo, view)
 		shown = all[from:to]
 	}
-	counts, err := p.open.counts(r.Context())
-	if err != nil {
-		d.FindingsNote = "Findings are not shown: " + err.Error()
-	}
 	for i := range shown {
 		e := &shown[i]
 		rw := row{Path: workloadPath(e.Cluster, e.Namespace, e.Kind, e.Name), Cluster: e.Cluster, Namespace: e.Namespace,
@@ -171,6 +172,30 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 		d.Rows = append(d.Rows, rw)
 	}
 	p.render(w, code, "inventory", page{Title: "Inventory", Nav: "inventory", Data: d})
+}
+
+// parse reads the query of filters, and the open findings of each
+// workload (cluster/uid); findings=true keeps the workloads with some, as
+// find --findings does.
+func (p *Pages) parse(ctx context.Context, filters url.Values, d *inventoryData) (inventory.Query, map[string]int, error) {
+	fields := url.Values{}
+	for k, v := range filters {
+		if k != "findings" {
+			fields[k] = v
+		}
+	}
+	q, err := inventory.ParseQuery(fields, p.src.Now())
+	if err != nil {
+		return q, nil, err
+	}
+	counts, err := p.open.counts(ctx)
+	if err != nil {
+		d.FindingsNote = "Findings are not shown: " + err.Error()
+	}
+	if d.Findings {
+		q.Check = func(e *inventory.Entry) bool { return counts[e.Cluster+"/"+e.UID] > 0 }
+	}
+	return q, counts, nil
 }
 
 // headers are the column headings: each links to the view sorted by it,

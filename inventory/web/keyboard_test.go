@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/bomstream/bomstream/inventory/web/browsertest"
 )
 
 // TestKeyboardAndNarrowWindow: in a phone-wide window no page is wider
-// than the window (wide tables scroll inside their own region), and the
+// than the window (wide tables scroll inside their own region), the theme
+// follows the system's dark setting, and the
 // inventory can be filtered with the keyboard alone: Tab reaches the skip
 // link first, Enter jumps to the content, Tab to the first filter, Enter
 // submits.
@@ -32,6 +34,22 @@ func TestKeyboardAndNarrowWindow(t *testing.T) {
 		}
 		browsertest.Screenshot(t, ctx, "narrow-"+p.name)
 	}
+
+	// The theme follows the system: dark when it asks for dark.
+	background := func() string {
+		return browsertest.Get(t, ctx, "background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	}
+	light := background()
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if dark := background(); light != "rgb(255, 255, 255)" || dark != "rgb(13, 17, 23)" {
+		t.Errorf("backgrounds: light %s, dark %s", light, dark)
+	}
+	browsertest.Screenshot(t, ctx, "narrow-fleet-dark")
+	browsertest.Do(t, ctx, "the workload, dark", chromedp.Navigate(base+"/workloads/default/"+demoNS+"/Deployment/"+demoName))
+	browsertest.Screenshot(t, ctx, "narrow-workload-dark")
 
 	active := func() string {
 		return browsertest.Get(t, ctx, "focused element", chromedp.Evaluate[string](`(document.activeElement.id || document.activeElement.className || document.activeElement.tagName)`))

@@ -2,8 +2,9 @@ package web_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,13 +18,7 @@ func TestPagesAnswer(t *testing.T) {
 	base := "http://" + serveWeb(t, dir)
 	get := func(path string) (int, string, http.Header) {
 		t.Helper()
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header
+		return fetch(t, base+path)
 	}
 	demoPath := "/workloads/default/" + demoNS + "/Deployment/" + demoName
 	for _, c := range []struct {
@@ -60,6 +55,18 @@ func TestPagesAnswer(t *testing.T) {
 		}
 	}
 
+	// With open findings only, as find --findings: in the namespace of the
+	// demo, the workload with findings and not the clean one.
+	_, with, _ := get("/?findings=true&namespace=" + demoNS)
+	_, without, _ := get("/?namespace=" + demoNS)
+	if !strings.Contains(with, `name="findings" value="true" checked`) || strings.Contains(with, "<td>0</td></tr>") ||
+		!strings.Contains(with, demoName) || strings.Contains(with, "clean-demo") {
+		t.Errorf("findings=true lists a workload without findings, or forgets the filter:\n%s", with)
+	}
+	if n, m := totalOf(t, with), totalOf(t, without); n != 1 || m != 2 {
+		t.Errorf("findings=true lists %d workloads of %d, want 1 of 2", n, m)
+	}
+
 	// The raw BOM of each BOM version of the timeline: the first has the
 	// first revision, the last the second.
 	var detail struct {
@@ -90,4 +97,17 @@ func TestPagesAnswer(t *testing.T) {
 	if !strings.Contains(page, "latest file, exported") || !strings.Contains(page, "boms/default/"+demoNS+"/Deployment/"+demoName+"/latest.cdx.json") {
 		t.Errorf("the workload page does not say where the file sink holds it")
 	}
+}
+
+var totalRE = regexp.MustCompile(`Workloads 1–[0-9]+ of ([0-9]+)`)
+
+// totalOf reads the number of workloads an inventory page counts.
+func totalOf(t *testing.T, page string) int {
+	t.Helper()
+	m := totalRE.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no count in the page:\n%.400s", page)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,11 +65,12 @@ func bomstream(t testing.TB) string {
 	return binPath
 }
 
-// runOnce runs one pass of the pipeline in dir (its ./bomstream-data).
-func runOnce(t testing.TB, dir string, args ...string) string {
+// runOnce runs one pass of the pipeline in dir (its ./bomstream-data),
+// with env added to the environment.
+func runOnce(t testing.TB, dir string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bomstream(t), append([]string{"run", "--once", "--log-level", "warn"}, args...)...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bomstream run %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -156,4 +158,19 @@ func writeFile(t testing.TB, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fetch GETs u and reads the answer.
+func fetch(t testing.TB, u string) (code int, body string, header http.Header) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	return resp.StatusCode, string(b), resp.Header
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/bomview"
 	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
@@ -273,18 +274,11 @@ func orNone(s string) string {
 
 // view reads the BOM of version v from BOMS.
 func (p *Pages) view(ctx context.Context, v inventory.Version) (bomview.View, error) {
-	m, err := p.src.Bus.GetMsg(ctx, schemas.StreamBOMs, v.StreamSeq)
-	if err == nil && m == nil {
-		err = errors.New("the message is no longer stored")
-	}
-	var bm schemas.BOMMessage
-	if err == nil {
-		bm, err = schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
-	}
+	bom, err := api.ReadBOM(ctx, p.src.Bus, v)
 	if err != nil {
-		return bomview.View{}, fmt.Errorf("the BOM of version %d (BOMS seq %d): %w", v.ChangeSeq, v.StreamSeq, err)
+		return bomview.View{}, fmt.Errorf("the BOM of version %d: %w", v.ChangeSeq, err)
 	}
-	view, err := bomview.Read(bm.BOM)
+	view, err := bomview.Read(bom)
 	if err != nil {
 		return bomview.View{}, fmt.Errorf("the BOM of version %d: %w", v.ChangeSeq, err)
 	}
