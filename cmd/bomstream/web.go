@@ -64,7 +64,10 @@ func webAPIHook(ix *inventory.Index) apiHook {
 		if err != nil {
 			return err
 		}
-		_, err = web.Register(s, web.Sources{Index: ix, Bus: p.bus, Locate: loc})
+		log := p.log.With(zap.String("stage", "web"))
+		_, err = web.Register(ctx, s, web.Sources{Index: ix, Bus: p.bus, Locate: loc}, func(err error) {
+			log.Warn("findings not current", zap.Error(err))
+		})
 		return err
 	}
 }

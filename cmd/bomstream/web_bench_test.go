@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -23,6 +25,8 @@ var webPages = []struct{ name, path string }{
 	{"model", "/?model=org-7%2Fmodel-7"},
 	{"workload", "/workloads/default/ns-03/Deployment/w-000003"},
 	{"fleet", "/fleet"},
+	{"findings", "/findings"},
+	{"findings-rule", "/findings?rule=runtime-version&page=20"},
 }
 
 // BenchmarkWeb serves the web inventory of BOMSTREAM_BENCH_WEB_N (default
@@ -32,6 +36,11 @@ var webPages = []struct{ name, path string }{
 // BOMSTREAM_BENCH_ROUNDS rounds (default 3) of 10 requests each, the
 // figures are medians:
 //
+//	findings-load-s reading FINDINGS into the pages' findings index, in the
+//	            background from the start (pages count no finding until then)
+//	findings-index-MiB the heap it holds (after GC)
+//	PAGE-first-ms the first request of the page, the index loaded (the fleet
+//	            page's figures are kept for later requests)
 //	PAGE-ms     wall time of one request, client to last byte (goal for the
 //	            inventory's first page: < 300 ms)
 //	PAGE-cpu-ms CPU time of the whole process per request (getrusage)
@@ -42,12 +51,13 @@ func BenchmarkWeb(b *testing.B) {
 	n := benchEnvInt(b, "BOMSTREAM_BENCH_WEB_N", 100000)
 	rounds := benchEnvInt(b, "BOMSTREAM_BENCH_ROUNDS", 3)
 	data := fleetData(b, n)
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
 	bus, err := stream.Open(ctx, stream.Config{DataDir: data}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer bus.Close()
+	defer cancel() // the pages stop following FINDINGS before the bus closes
 	ix := inventory.New()
 	if _, err := ix.Load(ctx, bus); err != nil {
 		b.Fatal(err)
@@ -59,9 +69,18 @@ func BenchmarkWeb(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := web.Register(srv, web.Sources{Index: ix, Bus: bus}); err != nil {
+	heap := heapAfterGC()
+	start := time.Now()
+	pages, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus}, func(err error) { b.Error(err) })
+	if err != nil {
 		b.Fatal(err)
 	}
+	for !pages.FindingsLoaded() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	findingsLoad := time.Since(start)
+	findingsMiB := float64(heapAfterGC()-heap) / (1 << 20)
+	held := findingsHeld(b, srv)
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	get := func(path string) int {
@@ -79,7 +98,11 @@ func BenchmarkWeb(b *testing.B) {
 	figures := map[string][]float64{}
 	add := func(name string, v float64) { figures[name] = append(figures[name], v) }
 	for _, p := range webPages {
-		get(p.path) // the first request of a page fills what later ones reuse (open findings)
+		// The first request of a page fills what later ones reuse (the
+		// fleet's figures).
+		start := time.Now()
+		get(p.path)
+		add(p.name+"-first-ms", float64(time.Since(start).Microseconds())/1000)
 	}
 	b.ResetTimer()
 	for range b.N * rounds {
@@ -100,5 +123,25 @@ func BenchmarkWeb(b *testing.B) {
 	for name, xs := range figures {
 		b.ReportMetric(median(xs), name)
 	}
+	b.ReportMetric(findingsLoad.Seconds(), "findings-load-s")
+	b.ReportMetric(findingsMiB, "findings-index-MiB")
+	b.ReportMetric(float64(held), "findings")
 	b.ReportMetric(0, "ns/op")
+}
+
+var findingsOf = regexp.MustCompile(`Findings 1–[0-9]+ of ([0-9]+)`)
+
+// findingsHeld is the number of findings, open and resolved, the pages
+// list.
+func findingsHeld(b *testing.B, srv *api.Server) int {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/findings?state=all", nil)
+	req.RemoteAddr = "127.0.0.1:1"
+	srv.Handler().ServeHTTP(rec, req)
+	m := findingsOf.FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		b.Fatalf("the findings page counts nothing: %.300s", rec.Body.String())
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

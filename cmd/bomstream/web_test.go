@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWebPages: `run` serves the web pages beside the API, with where its
@@ -45,5 +46,42 @@ func TestWebPages(t *testing.T) {
 			"Where the sinks hold", "latest file, exported", filepath.Join("default", "ml", "Deployment", "old-vllm", "latest.cdx.json"))
 		mustContain(t, "fleet page", page(addr, "/fleet"), "Workloads by runtime and version", "<svg")
 		mustContain(t, "findings page", page(addr, "/findings"), "Findings")
+	}
+
+	// A workload added while both serve shows on both, the fleet's
+	// figures included (they are kept until the index moves).
+	before := page(attached, "/fleet")
+	writeFile(t, filepath.Join(m, "added.yaml"), `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: added-later, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: vllm/vllm-openai:v0.9.9
+        command: ["vllm", "serve"]
+        args: ["webtest/added-later-model"]
+`)
+	for _, addr := range []string{owner, attached} {
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(page(addr, "/fleet"), "webtest/added-later-model") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the fleet page of %s never showed the added workload", addr)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		mustContain(t, "inventory page", page(addr, "/?model=webtest%2Fadded-later-model"), "added-later", "vllm 0.9.9")
+		// Its findings (an unpinned model) reach the pages' findings index.
+		for !strings.Contains(page(addr, "/findings?namespace=ml&rule=model-unpinned"), "/ml/Deployment/added-later") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the findings page of %s never listed the added workload's finding", addr)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		mustContain(t, "inventory page with findings only", page(addr, "/?findings=true&model=webtest%2Fadded-later-model"), "added-later", "Workloads 1–1 of 1")
+	}
+	if strings.Contains(before, "webtest/added-later-model") {
+		t.Fatal("the workload was on the fleet page before it was added")
 	}
 }

@@ -20,6 +20,7 @@ import (
 func TestBrowser(t *testing.T) {
 	dir := corpus(t)
 	base := "http://" + serveWeb(t, dir)
+	waitFindings(t, base)
 	for _, mode := range []struct {
 		name     string
 		noScript bool

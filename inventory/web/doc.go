@@ -32,10 +32,13 @@
 // The theme follows the system's light or dark setting.
 //
 // Data comes from the same places as the API's: the inventory index for
-// lists and timelines (no BOM body is read to draw the inventory), BOMS
-// for the bodies a workload page shows and compares, FINDINGS for
-// findings (the open count per workload is kept and recomputed only when
-// FINDINGS moves), and a Locator for where the sinks hold a version. What
+// lists and timelines (no BOM body is read to draw the inventory; when the
+// order is by name only the page's entries are built), BOMS for the bodies
+// a workload page shows and compares, a findings index (findings.Index,
+// read from FINDINGS in the background and followed every second; a page
+// of findings reads only its own events back), and a Locator for where
+// the sinks hold a version. The fleet's figures are kept until the
+// inventory index moves. What
 // a page shows of a BOM is what the BOM holds: the transformer keeps
 // secrets out of it, and the pages add none.
 package web

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bomstream/bomstream/inventory"
@@ -29,9 +30,30 @@ type fleetData struct {
 	Days              figure
 }
 
+// fleetCache keeps the figures of the fleet page for the index's last
+// BOMS sequence: they change only when the index does.
+type fleetCache struct {
+	mu  sync.Mutex
+	seq uint64
+	d   *fleetData
+}
+
 // fleet counts the workloads serving now by runtime and version, by model
 // and by cluster, and the changes of every day.
-func (p *Pages) fleet(w http.ResponseWriter, r *http.Request) {
+func (p *Pages) fleet(w http.ResponseWriter, _ *http.Request) {
+	seq := p.src.Index.Stats().LastSeq
+	p.fleetCache.mu.Lock()
+	d := p.fleetCache.d
+	if d == nil || p.fleetCache.seq != seq {
+		d = p.fleetFigures()
+		p.fleetCache.d, p.fleetCache.seq = d, seq
+	}
+	p.fleetCache.mu.Unlock()
+	p.render(w, http.StatusOK, "fleet", page{Title: "Fleet", Nav: "fleet", Data: d})
+}
+
+// fleetFigures draws the fleet page's charts from the index.
+func (p *Pages) fleetFigures() *fleetData {
 	all := p.src.Index.Find(inventory.Query{})
 	byRuntime, byModel, byCluster := map[string]int{}, map[string]int{}, map[string]int{}
 	rtHref, modelHref := map[string]string{}, map[string]string{}
@@ -91,5 +113,5 @@ func (p *Pages) fleet(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Days = figure{Title: "Changes per day", Rows: rows,
 		Chart: chart.Days("Changes per day", "The number of versions (BOMs and tombstones) observed each day, across the fleet.", points)}
-	p.render(w, http.StatusOK, "fleet", page{Title: "Fleet", Nav: "fleet", Data: d})
+	return &d
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -127,7 +126,7 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Headers = headers(filters, sortKey)
-	q, counts, err := p.parse(r.Context(), filters, &d)
+	q, err := p.parse(filters, &d)
 	if err != nil {
 		d.Problem, code = err.Error(), http.StatusBadRequest
 		p.render(w, code, "inventory", page{Title: "Inventory", Nav: "inventory", Data: d})
@@ -161,7 +160,7 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 		e := &shown[i]
 		rw := row{Path: workloadPath(e.Cluster, e.Namespace, e.Kind, e.Name), Cluster: e.Cluster, Namespace: e.Namespace,
 			Kind: e.Kind, Name: e.Name, State: e.State, Runtime: runtimeText(e), Confidence: confidence(e),
-			LastChanged: e.LastChanged, Findings: counts[e.Cluster+"/"+e.UID]}
+			LastChanged: e.LastChanged, Findings: p.findingsIx.OpenCount(e.Cluster, e.UID)}
 		for j, m := range e.Models {
 			if j == 3 {
 				rw.MoreModels = len(e.Models) - 3
@@ -174,10 +173,9 @@ func (p *Pages) inventory(w http.ResponseWriter, r *http.Request) {
 	p.render(w, code, "inventory", page{Title: "Inventory", Nav: "inventory", Data: d})
 }
 
-// parse reads the query of filters, and the open findings of each
-// workload (cluster/uid); findings=true keeps the workloads with some, as
-// find --findings does.
-func (p *Pages) parse(ctx context.Context, filters url.Values, d *inventoryData) (inventory.Query, map[string]int, error) {
+// parse reads the query of filters; findings=true keeps the workloads
+// with open findings, as find --findings does.
+func (p *Pages) parse(filters url.Values, d *inventoryData) (inventory.Query, error) {
 	fields := url.Values{}
 	for k, v := range filters {
 		if k != "findings" {
@@ -186,16 +184,15 @@ func (p *Pages) parse(ctx context.Context, filters url.Values, d *inventoryData)
 	}
 	q, err := inventory.ParseQuery(fields, p.src.Now())
 	if err != nil {
-		return q, nil, err
+		return q, err
 	}
-	counts, err := p.open.counts(ctx)
-	if err != nil {
-		d.FindingsNote = "Findings are not shown: " + err.Error()
+	if !p.findingsIx.Loaded() {
+		d.FindingsNote = "FINDINGS is still being read: open findings are not counted yet."
 	}
 	if d.Findings {
-		q.Check = func(e *inventory.Entry) bool { return counts[e.Cluster+"/"+e.UID] > 0 }
+		q.Check = func(e *inventory.Entry) bool { return p.findingsIx.OpenCount(e.Cluster, e.UID) > 0 }
 	}
-	return q, counts, nil
+	return q, nil
 }
 
 // headers are the column headings: each links to the view sorted by it,

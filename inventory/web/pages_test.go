@@ -16,6 +16,7 @@ import (
 func TestPagesAnswer(t *testing.T) {
 	dir := corpus(t)
 	base := "http://" + serveWeb(t, dir)
+	waitFindings(t, base)
 	get := func(path string) (int, string, http.Header) {
 		t.Helper()
 		return fetch(t, base+path)

@@ -174,3 +174,20 @@ func fetch(t testing.TB, u string) (code int, body string, header http.Header) {
 	}
 	return resp.StatusCode, string(b), resp.Header
 }
+
+// waitFindings waits until the pages at base have read FINDINGS (they say
+// so while they read it).
+func waitFindings(t testing.TB, base string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, body, _ := fetch(t, base+"/findings")
+		if !strings.Contains(body, "still being read") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pages did not read FINDINGS within a minute")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

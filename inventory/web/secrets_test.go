@@ -22,6 +22,7 @@ var planted = regexp.MustCompile(`plantedSecret[0-9]{2}`)
 func TestNoSecretInAnyPage(t *testing.T) {
 	dir := corpus(t)
 	base := "http://" + serveWeb(t, dir)
+	waitFindings(t, base)
 	read := func(path string) string {
 		t.Helper()
 		code, b, _ := fetch(t, base+path)

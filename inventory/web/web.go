@@ -14,6 +14,7 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/stream"
@@ -52,20 +53,25 @@ type Sources struct {
 type Pages struct {
 	src  Sources
 	tmpl map[string]*template.Template
-	open *openFindings
 	srv  *api.Server
+	// findingsIx keeps every finding's state, followed from FINDINGS.
+	findingsIx *findings.Index
+
+	fleetCache fleetCache
 }
 
 // pageNames are the templates, each rendered inside layout.html.
 var pageNames = []string{"inventory", "workload", "findings", "fleet", "login", "error"}
 
 // Register adds the pages to srv, behind its authentication, and the
-// login form it shows a browser without the token.
-func Register(srv *api.Server, src Sources) (*Pages, error) {
+// login form it shows a browser without the token. It reads FINDINGS into
+// the pages' findings index in the background, then follows it every
+// second, until ctx ends (onErr, when set, hears of a read that failed).
+func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(error)) (*Pages, error) {
 	if src.Now == nil {
 		src.Now = time.Now
 	}
-	p := &Pages{src: src, tmpl: map[string]*template.Template{}, open: &openFindings{bus: src.Bus}, srv: srv}
+	p := &Pages{src: src, tmpl: map[string]*template.Template{}, findingsIx: findings.NewIndex(), srv: srv}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
@@ -88,8 +94,18 @@ func Register(srv *api.Server, src Sources) (*Pages, error) {
 	srv.Handle("GET /findings", http.HandlerFunc(p.findings))
 	srv.Handle("GET /fleet", http.HandlerFunc(p.fleet))
 	srv.Login(http.HandlerFunc(p.login))
+	go func() {
+		if err := p.findingsIx.Load(ctx, src.Bus); err != nil && onErr != nil && ctx.Err() == nil {
+			onErr(err)
+		}
+		p.findingsIx.Follow(ctx, src.Bus, time.Second, onErr)
+	}()
 	return p, nil
 }
+
+// FindingsLoaded reports whether the pages have read FINDINGS once: until
+// then they count no open finding.
+func (p *Pages) FindingsLoaded() bool { return p.findingsIx.Loaded() }
 
 // page is what layout.html reads; Data is the page's own.
 type page struct {
