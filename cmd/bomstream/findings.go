@@ -159,9 +159,10 @@ func findingsRulesCmd() *cobra.Command {
 
 // findingsAPIHook serves /api/v1/findings beside the workloads, under the
 // same token check: the current state of every finding, filtered and
-// paged (findings.Handler).
+// paged (findings.Handler), from the process's findings index once it has
+// read FINDINGS.
 func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
-	s.Handle("GET /api/v1/findings", findings.Handler(p.bus))
+	s.Handle("GET /api/v1/findings", findings.Handler(p.bus, p.findingsIx))
 	return nil
 }
 

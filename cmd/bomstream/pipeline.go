@@ -58,6 +58,9 @@ type pipeline struct {
 	svc      *service.Service
 	sinks    []*sinkStage
 	findings *findings.Stage // nil when the process runs no findings stage
+	// findingsIx is every finding's state, followed from FINDINGS, when
+	// the process serves the API (the findings API and the web pages).
+	findingsIx *findings.Index
 	// reg and getenv build sinks that are located, not run (web.go);
 	// closers close them.
 	reg     sinks.Registry

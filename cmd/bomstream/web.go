@@ -64,10 +64,7 @@ func webAPIHook(ix *inventory.Index) apiHook {
 		if err != nil {
 			return err
 		}
-		log := p.log.With(zap.String("stage", "web"))
-		_, err = web.Register(ctx, s, web.Sources{Index: ix, Bus: p.bus, Locate: loc}, func(err error) {
-			log.Warn("findings not current", zap.Error(err))
-		})
+		_, err = web.Register(ctx, s, web.Sources{Index: ix, Bus: p.bus, Findings: p.findingsIx, Locate: loc}, nil)
 		return err
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/inventory/web"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -27,6 +28,7 @@ var webPages = []struct{ name, path string }{
 	{"fleet", "/fleet"},
 	{"findings", "/findings"},
 	{"findings-rule", "/findings?rule=runtime-version&page=20"},
+	{"api-findings", "/api/v1/findings?limit=100&page=1000"},
 }
 
 // BenchmarkWeb serves the web inventory of BOMSTREAM_BENCH_WEB_N (default
@@ -69,13 +71,21 @@ func BenchmarkWeb(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As startAPI does: one findings index for the pages and the API.
 	heap := heapAfterGC()
 	start := time.Now()
-	pages, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus}, func(err error) { b.Error(err) })
-	if err != nil {
+	fix := findings.NewIndex()
+	go func() {
+		if err := fix.Load(ctx, bus); err != nil {
+			b.Error(err)
+		}
+		fix.Follow(ctx, bus, time.Second, nil)
+	}()
+	srv.Handle("GET /api/v1/findings", findings.Handler(bus, fix))
+	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus, Findings: fix}, nil); err != nil {
 		b.Fatal(err)
 	}
-	for !pages.FindingsLoaded() {
+	for !fix.Loaded() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	findingsLoad := time.Since(start)

@@ -37,10 +37,10 @@
 // `bomstream findings list` and Handler, /api/v1/findings), OpenFor (the
 // open findings of given workloads, for `bomstream find --findings`), and
 // Index, which reads FINDINGS once and follows it, keeping per finding its
-// state, rule, severity and sequences, grouped by workload (about 190
-// bytes a finding), for readers that ask often: the web pages count the
-// open findings of each row and list a page of findings from it, reading
-// back only the page's events (by workload, rule, then first event). The
+// state, rule, severity, subject and last sequence, grouped by workload,
+// for readers that ask often: the web pages and /api/v1/findings count the
+// open findings of each row and list a page of findings from it, in List's
+// order, reading back only the page's events. The
 // gauge bomstream_findings{rule,severity,cluster,namespace} counts the open
 // findings the process knows of.
 package findings

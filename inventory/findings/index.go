@@ -39,13 +39,12 @@ type Index struct {
 
 // indexed is what the index keeps of one finding.
 type indexed struct {
-	first, seq     uint64 // of its first and its last event
-	open           bool
-	rule, severity string
+	seq                     uint64 // of its last event
+	open                    bool
+	rule, severity, subject string
 }
 
-// indexedWorkload is a workload and its findings, by rule then first
-// event.
+// indexedWorkload is a workload and its findings, by rule then subject.
 type indexedWorkload struct {
 	w        schemas.Workload
 	findings []*indexed
@@ -137,7 +136,7 @@ func (ix *Index) apply(d *decodedEvent) {
 	wk := ev.Workload.Cluster + "/" + ev.Workload.UID
 	f := ix.byKey[key]
 	if f == nil {
-		f = &indexed{first: m.Sequence, rule: ix.intern(ev.Rule)} // a finding's rule never changes
+		f = &indexed{rule: ix.intern(ev.Rule), subject: ev.Subject} // a finding's name never changes
 		ix.byKey[key] = f
 		ix.workload(wk, ev.Workload).add(f)
 	} else if f.seq > m.Sequence {
@@ -155,10 +154,10 @@ func (ix *Index) apply(d *decodedEvent) {
 	}
 }
 
-// add inserts f in rule order (then first event); f is new.
+// add inserts f in rule order, then subject (List's order); f is new.
 func (iw *indexedWorkload) add(f *indexed) {
 	i, _ := slices.BinarySearchFunc(iw.findings, f, func(a, b *indexed) int {
-		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.first, b.first))
+		return cmp.Or(cmp.Compare(a.rule, b.rule), cmp.Compare(a.subject, b.subject))
 	})
 	iw.findings = slices.Insert(iw.findings, i, f)
 }
@@ -267,8 +266,8 @@ type Selection struct {
 	seqs   []uint64
 }
 
-// Select counts the findings f selects, in the order of their workloads
-// (cluster, namespace, kind, name), then rule, then first event, and keeps
+// Select counts the findings f selects, in List's order (cluster,
+// namespace, kind, name, rule, subject; workloads of one name by uid), and keeps
 // those from index from to to (a page) to read back (Events). It walks
 // what the index holds once and sorts nothing.
 func (ix *Index) Select(f Filter, from, to int) (Selection, error) {

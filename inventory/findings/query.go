@@ -129,13 +129,9 @@ type Page struct {
 // ListPage lists the findings f selects and cuts page (a token from an
 // earlier Page, "" for the first) of at most limit items.
 func ListPage(ctx context.Context, bus *stream.Bus, f Filter, page string, limit int) (Page, error) {
-	from := 0
-	if page != "" {
-		n, err := strconv.Atoi(page)
-		if err != nil || n < 0 {
-			return Page{}, fmt.Errorf("page: %q is not a page token of this API: %w", page, ErrBadPage)
-		}
-		from = n
+	from, err := pageOffset(page)
+	if err != nil {
+		return Page{}, err
 	}
 	all, err := List(ctx, bus, f)
 	if err != nil {
@@ -152,12 +148,48 @@ func ListPage(ctx context.Context, bus *stream.Bus, f Filter, page string, limit
 	return p, nil
 }
 
+// pageOffset reads a page token: the offset of the page's first finding.
+func pageOffset(page string) (int, error) {
+	if page == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(page)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("page: %q is not a page token of this API: %w", page, ErrBadPage)
+	}
+	return n, nil
+}
+
+// Page is ListPage answered from the index: the same findings, in the
+// same order, reading back only the page's events.
+func (ix *Index) Page(ctx context.Context, bus *stream.Bus, f Filter, page string, limit int) (Page, error) {
+	from, err := pageOffset(page)
+	if err != nil {
+		return Page{}, err
+	}
+	sel, err := ix.Select(f, from, from+limit)
+	if err != nil {
+		return Page{}, err
+	}
+	items, err := sel.Events(ctx, bus)
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Items: items, Total: sel.Total}
+	if from+limit < sel.Total {
+		p.Next = strconv.Itoa(from + limit)
+	}
+	return p, nil
+}
+
 // Handler serves GET /api/v1/findings: the query parameters rule,
 // severity, cluster, namespace and state (open, resolved, all) filter as
 // Filter does; limit (1-1000, default 100) and page (the Next of the last
 // answer) paginate. The answer is a Page as JSON; a bad parameter is a 400
-// naming it. Mount it at the path of your choice; it reads only.
-func Handler(bus *stream.Bus) http.Handler {
+// naming it. Mount it at the path of your choice; it reads only. With an
+// index that has loaded (ix may be nil), pages come from it (Index.Page);
+// else each is read from the stream (ListPage).
+func Handler(bus *stream.Bus, ix *Index) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -185,7 +217,13 @@ func Handler(bus *stream.Bus) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 			return
 		}
-		p, err := ListPage(r.Context(), bus, f, q.Get("page"), limit)
+		var p Page
+		var err error
+		if ix != nil && ix.Loaded() {
+			p, err = ix.Page(r.Context(), bus, f, q.Get("page"), limit)
+		} else {
+			p, err = ListPage(r.Context(), bus, f, q.Get("page"), limit)
+		}
 		if err != nil {
 			status := http.StatusInternalServerError
 			if errors.Is(err, ErrBadPage) {

@@ -205,7 +205,16 @@ func TestFindingHandler(t *testing.T) {
 	st := startStage(t, bus, nil)
 	publishBOM(t, bus, chat, 1, bomJSON(false), "")
 	bustest.Eventually(t, "an evaluation", 30*time.Second, func() bool { return st.Counts().Evaluated == 1 })
-	srv := httptest.NewServer(Handler(bus))
+	ix := NewIndex()
+	if err := ix.Load(context.Background(), bus); err != nil {
+		t.Fatal(err)
+	}
+	for name, ix := range map[string]*Index{"from the stream": nil, "from the index": ix} {
+		t.Run(name, func(t *testing.T) { testHandler(t, httptest.NewServer(Handler(bus, ix))) })
+	}
+}
+
+func testHandler(t *testing.T, srv *httptest.Server) {
 	defer srv.Close()
 	get := func(q string) (int, Page, string) {
 		resp, err := http.Get(srv.URL + "/api/v1/findings" + q)

@@ -43,6 +43,9 @@ type Sources struct {
 	Index *inventory.Index
 	// Bus reads BOM bodies (BOMS) and findings (FINDINGS).
 	Bus *stream.Bus
+	// Findings is the findings index the pages read, kept current by the
+	// caller; when nil, Register makes one and follows FINDINGS itself.
+	Findings *findings.Index
 	// Locate is optional: without it a workload page lists no sink.
 	Locate Locator
 	// Now is the time relative times count back from; time.Now when nil.
@@ -64,14 +67,15 @@ type Pages struct {
 var pageNames = []string{"inventory", "workload", "findings", "fleet", "login", "error"}
 
 // Register adds the pages to srv, behind its authentication, and the
-// login form it shows a browser without the token. It reads FINDINGS into
-// the pages' findings index in the background, then follows it every
-// second, until ctx ends (onErr, when set, hears of a read that failed).
+// login form it shows a browser without the token. Without src.Findings
+// it reads FINDINGS into a findings index of its own in the background,
+// then follows it every second, until ctx ends (onErr, when set, hears of
+// a read that failed).
 func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(error)) (*Pages, error) {
 	if src.Now == nil {
 		src.Now = time.Now
 	}
-	p := &Pages{src: src, tmpl: map[string]*template.Template{}, findingsIx: findings.NewIndex(), srv: srv}
+	p := &Pages{src: src, tmpl: map[string]*template.Template{}, findingsIx: src.Findings, srv: srv}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
@@ -94,18 +98,17 @@ func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(erro
 	srv.Handle("GET /findings", http.HandlerFunc(p.findings))
 	srv.Handle("GET /fleet", http.HandlerFunc(p.fleet))
 	srv.Login(http.HandlerFunc(p.login))
-	go func() {
-		if err := p.findingsIx.Load(ctx, src.Bus); err != nil && onErr != nil && ctx.Err() == nil {
-			onErr(err)
-		}
-		p.findingsIx.Follow(ctx, src.Bus, time.Second, onErr)
-	}()
+	if p.findingsIx == nil {
+		p.findingsIx = findings.NewIndex()
+		go func() {
+			if err := p.findingsIx.Load(ctx, src.Bus); err != nil && onErr != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+			p.findingsIx.Follow(ctx, src.Bus, time.Second, onErr)
+		}()
+	}
 	return p, nil
 }
-
-// FindingsLoaded reports whether the pages have read FINDINGS once: until
-// then they count no open finding.
-func (p *Pages) FindingsLoaded() bool { return p.findingsIx.Loaded() }
 
 // page is what layout.html reads; Data is the page's own.
 type page struct {
