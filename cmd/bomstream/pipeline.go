@@ -288,8 +288,16 @@ func (p *pipeline) consumers() [][2]string {
 // BOMS is complete before the sinks are looked at.
 func (p *pipeline) waitDrained(ctx context.Context) error {
 	for _, c := range p.consumers() {
+		// Interrupted, it says what is left, whether the interruption came
+		// while it waited or while it asked (a canceled request).
+		interrupted := func() error {
+			return fmt.Errorf("wait for %s to drain%s: %w", c[1], p.leftOn(c[0], c[1]), ctx.Err())
+		}
 		for {
 			done, err := p.bus.CaughtUp(ctx, c[0], c[1])
+			if err != nil && ctx.Err() != nil {
+				return interrupted()
+			}
 			if err != nil {
 				return err
 			}
@@ -298,7 +306,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("wait for %s to drain%s: %w", c[1], p.leftOn(c[0], c[1]), ctx.Err())
+				return interrupted()
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
