@@ -3,8 +3,6 @@ package inventory
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -51,7 +49,7 @@ func (ix *Index) Load(ctx context.Context, src Source) (int, error) {
 	go func() {
 		defer close(done)
 		for b := range batches {
-			decodeAll(b)
+			stream.Parallel(b, (*decoded).decode)
 			ix.mu.Lock()
 			for i := range b {
 				ix.apply(&b[i])
@@ -82,24 +80,6 @@ func (ix *Index) Load(ctx context.Context, src Source) (int, error) {
 		return n, fmt.Errorf("load the inventory from BOMS seq %d: %w", from, err)
 	}
 	return n, nil
-}
-
-// decodeAll decodes b in place, one share per CPU.
-func decodeAll(b []decoded) {
-	workers := runtime.GOMAXPROCS(0)
-	share := (len(b) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(b); lo += share {
-		part := b[lo:min(lo+share, len(b))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range part {
-				part[i].decode()
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 func (d *decoded) decode() {

@@ -73,7 +73,7 @@ func appendRound(t testing.TB, ctx context.Context, bus *stream.Bus, cluster str
 }
 
 func TestClusterLeaderStopTwoReplicasExactlyOnce(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() && os.Getenv("CI") != "true" {
 		t.Skip("processes on a 3-node cluster")
 	}
 	bin := bomstreamBinary(t)

@@ -85,8 +85,10 @@ func BenchmarkWeb(b *testing.B) {
 	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus, Findings: fix}, nil); err != nil {
 		b.Fatal(err)
 	}
-	for !fix.Loaded() {
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Minute); !fix.Loaded(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("FINDINGS not read within 5 minutes")
+		}
 	}
 	findingsLoad := time.Since(start)
 	findingsMiB := float64(heapAfterGC()-heap) / (1 << 20)

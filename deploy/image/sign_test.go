@@ -51,6 +51,9 @@ func signedCopy(t *testing.T) (res *Result, dir, bomstream string) {
 	_, imgs := images(t, dir)
 	img := imgs["linux/"+runtime.GOARCH]
 	if runtime.GOOS != "linux" || img == nil {
+		if os.Getenv("CI") == "true" { // CI runs on linux/amd64: there, the release must verify itself
+			t.Fatalf("no image to run on %s/%s: CI must run on linux/amd64 or linux/arm64", runtime.GOOS, runtime.GOARCH)
+		}
 		t.Skipf("no image to run on %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	bomstream = filepath.Join(t.TempDir(), "bomstream")

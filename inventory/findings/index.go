@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -71,7 +70,7 @@ func (ix *Index) Load(ctx context.Context, bus *stream.Bus) error {
 	ix.mu.RUnlock()
 	var batch []decodedEvent
 	flush := func() {
-		decodeEvents(batch)
+		stream.Parallel(batch, (*decodedEvent).decode)
 		ix.mu.Lock()
 		for i := range batch {
 			ix.apply(&batch[i])
@@ -106,22 +105,9 @@ type decodedEvent struct {
 	err error
 }
 
-// decodeEvents decodes b in place, one share per CPU.
-func decodeEvents(b []decodedEvent) {
-	workers := runtime.GOMAXPROCS(0)
-	share := (len(b) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < len(b); lo += share {
-		part := b[lo:min(lo+share, len(b))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range part {
-				part[i].ev, part[i].err = schemas.DecodeFindingEvent(part[i].raw.Subject, part[i].raw.Data)
-			}
-		}()
-	}
-	wg.Wait()
+// decode reads the event of d's message.
+func (d *decodedEvent) decode() {
+	d.ev, d.err = schemas.DecodeFindingEvent(d.raw.Subject, d.raw.Data)
 }
 
 // apply adds one decoded event; the caller holds the write lock.

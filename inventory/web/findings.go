@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -93,13 +92,4 @@ func (p *Pages) findings(w http.ResponseWriter, r *http.Request) {
 		d.Rows = append(d.Rows, findingRow{FindingEvent: ev, Path: workloadPath(ev.Workload.Cluster, ev.Workload.Namespace, ev.Workload.Kind, ev.Workload.Name)})
 	}
 	p.render(w, code, "findings", page{Title: "Findings", Nav: "findings", Data: d})
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

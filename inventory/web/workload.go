@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -248,7 +250,7 @@ func changes(a, b *inventory.Facts) []string {
 
 func compareMaps(what string, a, b map[string]string, field string) []string {
 	var out []string
-	for _, k := range sortedKeys(b) {
+	for _, k := range slices.Sorted(maps.Keys(b)) {
 		old, had := a[k]
 		switch {
 		case !had:
@@ -257,7 +259,7 @@ func compareMaps(what string, a, b map[string]string, field string) []string {
 			out = append(out, fmt.Sprintf("%s %s %s %s → %s", what, k, field, orNone(old), orNone(b[k])))
 		}
 	}
-	for _, k := range sortedKeys(a) {
+	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if _, ok := b[k]; !ok {
 			out = append(out, what+" "+k+" removed")
 		}
