@@ -78,11 +78,62 @@ type Container struct {
 	EnvFrom []EnvSource `json:"envFrom,omitempty"`
 	// Mounts are the container's mounts of its component's Volumes.
 	Mounts []Mount `json:"mounts,omitempty"`
+	// Ports are the ports the container declares, in manifest order.
+	Ports []Port `json:"ports,omitempty"`
+	// Probes are its HTTP probes (readiness, liveness, startup): a server
+	// says what it serves by the paths it answers (/v1/models, /health,
+	// /v2/health/ready).
+	Probes []Probe `json:"probes,omitempty"`
+	// Accelerators are the names of the extended resources the container
+	// requests or limits (nvidia.com/gpu, google.com/tpu, amd.com/gpu,
+	// habana.ai/gaudi, aws.amazon.com/neuroncore, ...; never cpu, memory,
+	// storage or hugepages), sorted, and "claim:<name>" for each dynamic
+	// resource claim it uses. Quantities are not inputs.
+	Accelerators []string `json:"accelerators,omitempty"`
+	// Files are the files a ConfigMap volume puts in the container: a
+	// start script or a configuration file the server reads, scrubbed like
+	// any input (scripts word by word as command lines, configuration
+	// files to their allow-listed keys). Secrets are never read.
+	Files []File `json:"files,omitempty"`
 }
+
+// Port is one declared container port.
+type Port struct {
+	Name string `json:"name,omitempty"`
+	Port int32  `json:"port"`
+}
+
+// Probe is one HTTP probe of a container: its kind (readiness, liveness
+// or startup), path and port (a number or a port name) as written.
+type Probe struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+	Port string `json:"port,omitempty"`
+}
+
+// File is one file a ConfigMap volume puts in a container, at Path as the
+// container sees it. Locator names the ConfigMap key it came from
+// ("ConfigMap/<name>.data.<key>"). Kind is FileScript (a shell script,
+// whose Text is redacted word by word like a command line) or FileConfig
+// (YAML, JSON or key=value text, whose Text keeps only allow-listed keys).
+type File struct {
+	Path    string `json:"path"`
+	Locator string `json:"locator"`
+	Kind    string `json:"kind"`
+	Text    string `json:"text,omitempty"`
+}
+
+// Kinds of File.
+const (
+	FileScript = "script"
+	FileConfig = "config"
+)
 
 // EnvVar is one environment variable. Value is kept only for names on the
 // allow-list; any other literal value is dropped and Redacted is set. A value
-// taken from a Secret or ConfigMap keeps the reference's names only.
+// taken from a Secret keeps the reference's names only; one taken from a
+// ConfigMap the collector could read is kept like a literal one (From
+// still names the ConfigMap key).
 type EnvVar struct {
 	Name     string  `json:"name"`
 	Value    string  `json:"value,omitempty"`
@@ -98,11 +149,16 @@ type KeyRef struct {
 	Key  string `json:"key,omitempty"`
 }
 
-// EnvSource is an envFrom entry: the referenced object's kind and name only.
+// EnvSource is an envFrom entry: the referenced object's kind and name.
+// For a ConfigMap the collector could read, Env holds the variables it
+// gives the container, as if they stood in the manifest (names with the
+// prefix, values only for allow-listed names, each From naming the
+// ConfigMap key); a Secret's are never read.
 type EnvSource struct {
-	Kind   string `json:"kind"`
-	Name   string `json:"name"`
-	Prefix string `json:"prefix,omitempty"`
+	Kind   string   `json:"kind"`
+	Name   string   `json:"name"`
+	Prefix string   `json:"prefix,omitempty"`
+	Env    []EnvVar `json:"env,omitempty"`
 }
 
 // Field is a kind-specific fact read from the object, under a canonical name
