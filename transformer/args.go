@@ -36,6 +36,9 @@ type Invocation struct {
 	Positionals []Word
 	// Shell is set for invocations read from a `sh -c` script.
 	Shell bool
+	// Background is set for a script's command that runs in the
+	// background (cmd &): the script goes on while it runs.
+	Background bool
 }
 
 // ParseOptions tunes ParseArgsWith.
@@ -106,6 +109,7 @@ type argParser struct {
 	opt   ParseOptions
 	out   []Invocation
 	shell func(string) *shellScript // parses a script
+	bg    bool                      // the command being read runs in the background
 }
 
 // argv handles one argv: strips assignments and wrappers, recurses into shell
@@ -136,20 +140,24 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 // script handles the commands of a shell script, all their words read
 // from the element of script.
 func (p *argParser) script(script Word, depth int) {
-	cmds := p.shell(script.Text).expand(p.opt.Env)
+	sh := p.shell(script.Text)
+	cmds := sh.expand(p.opt.Env)
 	n := 0
 	for _, cmd := range cmds {
 		n += len(cmd)
 	}
 	all := make([]Word, 0, n) // the words of every command, at once
 	p.out = slices.Grow(p.out, len(cmds))
-	for _, cmd := range cmds {
+	outer := p.bg
+	for i, cmd := range cmds {
 		start := len(all)
 		for _, c := range cmd {
 			all = append(all, Word{Text: c, Src: script.Src})
 		}
+		p.bg = outer || i < len(sh.bg) && sh.bg[i]
 		p.argv(all[start:len(all):len(all)], true, depth+1)
 	}
+	p.bg = outer
 }
 
 // skipWord reports words that precede the real program: VAR=value
@@ -182,7 +190,7 @@ func isShell(prog string) bool {
 
 // emit adds an invocation, its words split into flags and positionals.
 func (p *argParser) emit(inv Invocation, shell bool) {
-	inv.Shell = shell
+	inv.Shell, inv.Background = shell, p.bg
 	ws := inv.Words
 	// Size the lists first: one allocation each.
 	nf := 0

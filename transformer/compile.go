@@ -92,6 +92,7 @@ type rules struct {
 	presets          map[string]map[string]string
 	defaults         []defaultRuntime
 	downloads        []downloadRule
+	serving          *servingRules
 	memo             *matchMemo // what the rules said of strings seen before
 	// shellOf is r.shell, made once: a method value made on each use
 	// allocates.
@@ -209,6 +210,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 		func() error { return r.compileClientEnv(m.ClientEnv) },
 		func() error { return r.compileDefaults(rs.Defaults) },
 		func() error { return r.compileDownloads(rs.Downloads) },
+		func() error { return r.compileServing(rs.Serving) },
 	} {
 		if err := step(); err != nil {
 			return nil, err

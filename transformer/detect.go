@@ -317,6 +317,12 @@ type detection struct {
 	truncated  []string // the collector's marks of cuts not in a container
 	workloadM  strset   // models with no runtime: the workload depends on them
 	purpose    string   // the kind's purpose (rules kinds): "", template, cache
+	kind       string   // the workload's kind
+	// declared says how the workload's kind, or a workload field, names
+	// its engine or serves by construction ("" when it does not).
+	declared string
+	units      []unit   // every container, judged
+	serving    bool     // the workload serves a model
 }
 
 // namedProof is evidence about one wrapper or engine.
@@ -418,11 +424,17 @@ func srcLocator(ct *schemas.Container, src int) string {
 // component, then the wrappers' backends; the claims are merged over the
 // workload.
 func (r *rules) detect(in *schemas.Inputs) *detection {
-	d := &detection{purpose: r.kindPurpose[in.Workload.Kind]}
+	d := &detection{purpose: r.kindPurpose[in.Workload.Kind], kind: in.Workload.Kind}
 	digests := r.digestIndex(in.Digests)
 	wl := &compDetect{}
 	r.kindClaims(wl, in.Workload.Kind)
 	r.fieldClaims(wl, in.Fields, d)
+	switch {
+	case len(wl.hits) > 0 && len(wl.hits[0].proofs) > 0:
+		d.declared = wl.hits[0].proofs[0].value
+	case r.serving.kinds[in.Workload.Kind] && in.Profile == "":
+		d.declared = "kind " + in.Workload.Kind + " serves"
+	}
 	d.truncations(in.Fields, nil, r)
 	comps := make([]compDetect, len(in.Components))
 	for ci := range in.Components {
@@ -453,7 +465,19 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 		d.runtimes = index[*runtimeHit]{}
 	}
 	d.unusedModels()
+	d.serving = d.purpose != "cache" && (d.runtimes.len() > 0 || d.servingUnit() ||
+		r.serving.kinds[in.Workload.Kind] && in.Profile == "")
 	return d
+}
+
+// servingUnit reports whether one of the workload's containers serves.
+func (d *detection) servingUnit() bool {
+	for i := range d.units {
+		if d.units[i].serving {
+			return true
+		}
+	}
+	return false
 }
 
 // component reads one component: its roles, its containers, then the
@@ -462,7 +486,7 @@ func (r *rules) component(cd *compDetect, c *schemas.Component, d *detection, di
 	cd.roles.addAll(roleset(c.Roles))
 	r.labelRoles(cd, c)
 	for k := range c.Containers {
-		r.container(cd, &c.Containers[k], d, digests)
+		r.container(cd, c, &c.Containers[k], d, digests)
 	}
 	r.resolveClaims(cd, d, c)
 	r.fieldClaims(cd, c.Fields, d)

@@ -22,6 +22,16 @@ func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invI
 			return true
 		}
 	}
+	// Benchmarks and clients of any server, and their images.
+	var buf [256]byte
+	for ii := range invs {
+		if invs[ii].Program != "" && matchAny(r.serving.clients, string(appendHead(buf[:0], &invs[ii], 8))) {
+			return true
+		}
+	}
+	if pi := r.image(ct.Image); pi.ok && matchAny(r.serving.clientImages, pi.name+":"+pi.img.Tag) {
+		return true
+	}
 	return false
 }
 

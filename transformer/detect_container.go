@@ -27,15 +27,33 @@ type ctrScope struct {
 	revision string
 	// locs holds the locators of the first elements of command and args.
 	locs [8]string
+	// sig is the evidence for and against the container's serving.
+	sig []signal
 }
 
 // container reads one container, one step per kind of rule: its image, then
 // for each program it runs the launch commands, flags and words, then its
 // env; the model claims it makes wait in cd.pending for the component's
 // other containers, and so do its downloads.
-func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, digests map[string][]string) {
-	x := ctrScope{cd: cd, claims: len(cd.pending)}
-	r.readContainer(&x, ct)
+//
+// The container's claims are gathered apart (sub) and judged (serving.go):
+// its engine claims reach the component only when it serves.
+func (r *rules) container(cd *compDetect, c *schemas.Component, ct *schemas.Container, d *detection, digests map[string][]string) {
+	sub := &compDetect{}
+	x := ctrScope{cd: sub}
+	r.containerClaims(sub, &x, c, ct, d, digests)
+	u := r.judge(&x)
+	if u.serving && x.simulator == "" {
+		r.engineFromSignals(sub, &u)
+	}
+	d.units = append(d.units, u)
+	cd.absorb(sub, u.serving)
+}
+
+// containerClaims gathers the claims of one container and the signals of
+// its serving into cd and x.
+func (r *rules) containerClaims(cd *compDetect, x *ctrScope, c *schemas.Component, ct *schemas.Container, d *detection, digests map[string][]string) {
+	r.readContainer(x, ct)
 	// What the rules say of the head of each of x.invs.
 	var arr [4]*invInfo
 	infos := arr[:0]
@@ -43,11 +61,11 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		infos = append(infos, r.invocationInfo(&x.invs[ii]))
 	}
 	x.client = r.isClient(ct, x.invs, infos)
-	r.imageStep(cd, &x, d, digests)
+	r.imageStep(cd, x, d, digests)
 	for ii := range x.invs {
-		r.invocationClaims(cd, &x, ii, infos[ii])
+		r.invocationClaims(cd, x, ii, infos[ii])
 	}
-	r.envClaims(cd, &x)
+	r.envClaims(cd, x)
 	for i := x.claims; i < len(cd.pending); i++ {
 		m := &cd.pending[i].claim
 		if x.revision != "" {
@@ -59,7 +77,8 @@ func (r *rules) container(cd *compDetect, ct *schemas.Container, d *detection, d
 		// A client's models are a server's elsewhere.
 		m.weak = m.weak || x.client
 	}
-	cd.downloads = r.findDownloads(cd.downloads, ct, &x, x.invs, infos)
+	cd.downloads = r.findDownloads(cd.downloads, ct, x, x.invs, infos)
+	r.servingSignals(x, infos, c, d)
 }
 
 // readContainer reads into x what ct runs: its command and args, and the

@@ -18,6 +18,11 @@ func (r *rules) wordClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 			continue
 		}
 		for _, h := range wi.hints {
+			sig := sigHint
+			if h.conf == confDeclared {
+				sig = sigLaunch
+			}
+			x.signal(r.serving, sig, h.value, x.loc(w.Src), h.rule)
 			cd.hit(h.rule, h.conf, proof{conf: h.conf, value: h.value, locator: x.loc(w.Src)})
 		}
 	}

@@ -95,7 +95,8 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 // Skip reasons.
 const (
 	SkipTombstone = "tombstone: the workload is gone"
-	SkipNothing   = "no serving runtime and no model reference that stands alone"
+	SkipNothing   = "serves no model: no container's signals reach the serving threshold, and neither its kind nor a kind field names an engine"
+	SkipCache     = "a model cache, not a serving workload"
 	SkipTemplate  = "runtime template, not a workload"
 )
 
@@ -152,10 +153,13 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange) (res Result, bi bomInput, 
 		return res, bi, nil, nil
 	}
 	d = r.rules.detect(in)
-	// Without a serving runtime, only a model reference that stands alone
-	// makes a BOM: a bare word in an env var or a flag does not.
-	if d.runtimes.len() == 0 && !d.strongModel() {
+	// Only a workload that serves has a BOM (serving.go): one that only
+	// names models (a download, training, benchmark or UI job) has none.
+	if !d.serving {
 		res.Skipped = SkipNothing
+		if d.purpose == "cache" {
+			res.Skipped = SkipCache
+		}
 		return res, bi, nil, nil
 	}
 	bi = bomInput{workload: res.Workload, in: in, time: ev.Time, inputHash: ev.Data.InputHash}

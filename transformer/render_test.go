@@ -208,19 +208,17 @@ func TestRuntimeDetection(t *testing.T) {
 
 func TestModels(t *testing.T) {
 	t.Run("pinned revision from env", func(t *testing.T) {
-		in := deploy("dl", schemas.Container{Name: "dl", Image: "python:3.10-slim", Command: []string{"sh", "-c", "hf download $MODEL_NAME --revision $MODEL_REVISION"},
-			Env: []schemas.EnvVar{{Name: "MODEL_NAME", Value: "Qwen/Qwen3-32B"}, {Name: "MODEL_REVISION", Value: "9216db5781bf21249d130ec9da846c4624c16137"}, {Name: "HF_TOKEN", From: &schemas.KeyRef{Kind: "secret", Name: "hf", Key: "t"}}}})
-		in.Workload.Kind = "Job"
-		res, d := render(t, in)
-		if len(res.Summary.Runtimes) != 0 {
-			t.Errorf("download job has runtimes %v", res.Summary.Runtimes)
-		}
+		env := []schemas.EnvVar{{Name: "MODEL_NAME", Value: "Qwen/Qwen3-32B"}, {Name: "MODEL_REVISION", Value: "9216db5781bf21249d130ec9da846c4624c16137"}, {Name: "HF_TOKEN", From: &schemas.KeyRef{Kind: "secret", Name: "hf", Key: "t"}}}
+		_, d := render(t, deploy("srv", schemas.Container{Name: "srv", Image: "vllm/vllm-openai:v0.8.5", Command: []string{"sh", "-c", "vllm serve $MODEL_NAME"}, Env: env}))
 		m := mustModel(t, d, "Qwen/Qwen3-32B", "huggingface", "pkg:huggingface/Qwen/Qwen3-32B@9216db5781bf21249d130ec9da846c4624c16137")
 		if m.prop("model:revision") != "9216db5781bf21249d130ec9da846c4624c16137" || m.prop("model:unpinned") != "" {
 			t.Errorf("props %v", m.Properties)
 		}
-		if !slices.Contains(d.dependsOn("workload"), m.BOMRef) {
-			t.Errorf("a model no engine uses must hang off the workload: %v", d.dependsOn("workload"))
+		// The same pin in a Job that only downloads: it serves nothing.
+		in := deploy("dl", schemas.Container{Name: "dl", Image: "python:3.10-slim", Command: []string{"sh", "-c", "hf download $MODEL_NAME --revision $MODEL_REVISION"}, Env: env})
+		in.Workload.Kind = "Job"
+		if res, d := render(t, in); res.BOM != nil || res.Skipped != SkipNothing {
+			t.Errorf("a download job got a BOM: %v", d)
 		}
 	})
 	t.Run("revision flag", func(t *testing.T) {
@@ -359,9 +357,9 @@ func TestSkips(t *testing.T) {
 	cache := deploy("c", schemas.Container{Name: "puller", Image: "nvcr.io/nim/nvidia/llm-nim:1.12"})
 	cache.Workload.Kind = "NIMCache"
 	cache.Fields = []schemas.Field{{Name: "hfNamespace", Value: "meta-llama", Locator: "spec.source.hf.namespace"}, {Name: "hfModelName", Value: "Llama-3.2-1B-Instruct", Locator: "spec.source.hf.modelName"}}
-	res, d := render(t, cache)
-	if len(res.Summary.Runtimes) != 0 || !reflect.DeepEqual(res.Summary.Models, []string{"meta-llama/Llama-3.2-1B-Instruct"}) || d.Metadata.Component.prop("purpose") != "cache" {
-		t.Errorf("nimcache: %+v", res.Summary)
+	// A cache serves nothing: the NIMService that names it takes its model.
+	if res, _ := render(t, cache); res.BOM != nil || res.Skipped != SkipCache {
+		t.Errorf("nimcache: %+v", res)
 	}
 	if _, err := r.Render(schemas.WorkloadChange{Type: schemas.TypeObserved}); err == nil {
 		t.Error("observed event without inputs rendered")

@@ -35,6 +35,8 @@ type RuleSet struct {
 	// server then reads (huggingface-cli download, git clone, aws s3 cp,
 	// ...): the model the server loads from that directory is the source.
 	Downloads []DownloadRule `json:"downloads,omitempty"`
+	// Serving says how a container is judged to serve a model.
+	Serving ServingRules `json:"serving"`
 }
 
 // DefaultRuntime: when a field named Field is present (and, with Values,
@@ -103,6 +105,15 @@ type RuntimeRule struct {
 	// (vllm bench, vllm chat): a container that runs one does not serve,
 	// whatever its image, and the models it names are another server's.
 	Clients []PatternRule `json:"clients,omitempty"`
+	// Words are the engine's names as they appear inside custom and vendor
+	// image names (regex fragments, lower case, bounded by non-letters,
+	// maybe followed by the engine's version: neuron-sdk2.20-vllm0.5.0):
+	// an inferred runtime when nothing else names the engine.
+	Words []string `json:"words,omitempty"`
+	// EnvFamilies match the names of the env variables the engine reads
+	// (^VLLM_, ^LLAMA_ARG_): an inferred runtime when nothing else names
+	// the engine.
+	EnvFamilies []string `json:"envFamilies,omitempty"`
 }
 
 // PatternRule is one regex; Model "positional" takes the first positional word
@@ -291,6 +302,7 @@ func mergeRules(base, user RuleSet) RuleSet {
 	base.KeepValues = append(base.KeepValues, user.KeepValues...)
 	base.Defaults = append(base.Defaults, user.Defaults...)
 	base.Downloads = append(base.Downloads, user.Downloads...)
+	base.Serving = mergeServing(base.Serving, user.Serving)
 	m, u := &base.Models, user.Models
 	m.Flags = append(m.Flags, u.Flags...)
 	m.HFFlags = append(m.HFFlags, u.HFFlags...)

@@ -51,11 +51,16 @@ func TestClients(t *testing.T) {
 			Env:  []schemas.EnvVar{{Name: "OPENAI_BASE_URL", Value: "http://vllm:8000/v1"}}}))
 	})
 	t.Run("the same model without a client flag makes a BOM", func(t *testing.T) {
+		// On a GPU, the model it names is its own: it serves.
+		gpu := []string{"nvidia.com/gpu"}
 		res, d := render(t, deploy("app", schemas.Container{Name: "app", Image: "ghcr.io/acme/app:1.0",
-			Command: []string{"python", "run.py", "--model", "meta-llama/Llama-3.1-8B-Instruct"}}))
+			Command: []string{"python", "run.py", "--model", "meta-llama/Llama-3.1-8B-Instruct"}, Accelerators: gpu}))
 		if d == nil || !slices.Equal(res.Summary.Models, []string{"meta-llama/Llama-3.1-8B-Instruct"}) {
 			t.Errorf("summary %+v", res.Summary)
 		}
+		// With the client flag, the GPU does not make it a server.
+		noBOM(t, deploy("loadgen", schemas.Container{Name: "loadgen", Image: "ghcr.io/acme/loadgen:1.0", Accelerators: gpu,
+			Command: []string{"python", "run.py", "--target", "http://svc:8000", "--model", "meta-llama/Llama-3.1-8B-Instruct"}}))
 	})
 	t.Run("a real vllm server in the same pod still works", func(t *testing.T) {
 		in := deploy("pair",
@@ -128,16 +133,13 @@ func TestArgsOnlyLaunch(t *testing.T) {
 		}
 	})
 	t.Run("args starting with a shell are no model", func(t *testing.T) {
-		for _, args := range [][]string{
-			{"/bin/sh", "-c", "sleep 5"},
-			{"/bin/sh", "start.sh"},
-		} {
-			_, d := render(t, deploy("s", schemas.Container{Name: "c", Image: "vllm/vllm-openai:v0.9.2", Args: args}))
-			mustRuntime(t, d, "vllm", "0.9.2", "inferred")
-			if got := modelNames(d); len(got) != 0 {
-				t.Errorf("%q: models %v", args, got)
-			}
+		_, d := render(t, deploy("s", schemas.Container{Name: "c", Image: "vllm/vllm-openai:v0.9.2", Args: []string{"/bin/sh", "start.sh"}}))
+		mustRuntime(t, d, "vllm", "0.9.2", "inferred")
+		if got := modelNames(d); len(got) != 0 {
+			t.Errorf("models %v", got)
 		}
+		// An engine's image that only sleeps serves nothing.
+		noBOM(t, deploy("s", schemas.Container{Name: "c", Image: "vllm/vllm-openai:v0.9.2", Args: []string{"/bin/sh", "-c", "sleep 5"}}))
 	})
 	t.Run("args that run a shell script: the script is what runs", func(t *testing.T) {
 		_, d := render(t, deploy("s", schemas.Container{Name: "c", Image: "vllm/vllm-openai:v0.9.2", Args: []string{"/bin/sh", "-c", "exec vllm serve org/model --port 8000"}}))

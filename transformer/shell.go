@@ -12,6 +12,9 @@ import (
 // every render.
 type shellScript struct {
 	cmds [][]shellWord
+	// bg says, for each command, that it runs in the background of the
+	// script (cmd &, or inside a backgrounded list).
+	bg []bool
 	// fixed holds the commands' words when the script reads no parameter:
 	// they are the same on every render.
 	fixed [][]string
@@ -42,21 +45,32 @@ func parseShell(src string) *shellScript {
 	if err != nil {
 		return s
 	}
+	// bgs holds, for each node being walked, whether it runs in the
+	// background; Walk calls f(nil) once a node's children are done.
+	bgs := []bool{false}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			bgs = bgs[:len(bgs)-1]
+			return true
+		}
+		bg := bgs[len(bgs)-1]
 		switch x := n.(type) {
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			// $(...) is one word of the command around it, not a command.
 			return false
+		case *syntax.Stmt:
+			bg = bg || x.Background
 		case *syntax.CallExpr:
-			if len(x.Args) == 0 {
-				return true
+			if len(x.Args) > 0 {
+				cmd := make([]shellWord, 0, len(x.Args))
+				for _, w := range x.Args {
+					cmd = append(cmd, convertWord(w, src))
+				}
+				s.cmds = append(s.cmds, cmd)
+				s.bg = append(s.bg, bg)
 			}
-			cmd := make([]shellWord, 0, len(x.Args))
-			for _, w := range x.Args {
-				cmd = append(cmd, convertWord(w, src))
-			}
-			s.cmds = append(s.cmds, cmd)
 		}
+		bgs = append(bgs, bg)
 		return true
 	})
 	if !s.readsParams() {

@@ -22,9 +22,10 @@ func TestLinkedPathIsTheServers(t *testing.T) {
 		t.Errorf("model %s path %q, want Qwen/Qwen3-0.6B at /models/qwen", m.Name, m.prop("model:path"))
 	}
 	// A download no server path is linked to keeps where it went.
-	in = podOf(emptyDirs("data"), downloader("python:3.12", []string{"hf", "download", "org/x", "--local-dir", "/work/x"}, nil, mnt("data", "/work")))
+	in = podOf(emptyDirs("data"), vllmServer("/models/other", mnt("data", "/models")),
+		downloader("python:3.12", []string{"hf", "download", "org/x", "--local-dir", "/work/x"}, nil, mnt("data", "/work")))
 	_, d = render(t, in)
-	if m := onlyModel(t, d); m.prop("model:path") != "/work/x" {
+	if m, ok := d.model("org/x"); !ok || m.prop("model:path") != "/work/x" {
 		t.Errorf("unlinked download path %q, want /work/x", m.prop("model:path"))
 	}
 }

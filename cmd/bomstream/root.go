@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.AddCommand(findingsCmd(e))                 // policy findings (findings.go)
 	root.AddCommand(verifyCmd(e))                   // signed AI-BOM attestations (verify.go)
 	root.AddCommand(webCmd(e))                      // the web inventory (web.go, package inventory/web)
+	root.AddCommand(explainCmd(e))                  // why a workload serves or not (explain.go)
 	return root.ExecuteContext(ctx)
 }
 

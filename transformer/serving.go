@@ -1,0 +1,365 @@
+package transformer
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bomstream/bomstream/schemas"
+)
+
+// Whether a container serves a model, decided from evidence.
+//
+// Each container is a unit: every signal found for or against its serving
+// (an engine's launch command or image, an engine's word inside a custom
+// image name, an engine's env family, a model it names, an accelerator, a
+// port, a model server's probe; sleeping, acting as a client or benchmark,
+// downloading, converting, training, running to completion) is recorded
+// with its weight (rules serving.weights), its value and its locator. The
+// unit serves when the weights add up to the threshold. Only a serving
+// unit's engine claims reach the BOM; when none of them names an engine,
+// the engine its weaker signals point at (an image word, an env family, a
+// label, an engine-only flag) is claimed, inferred. A workload serves when
+// one of its units does, or its kind or a kind field names an engine, or
+// its kind serves by construction (serving.kinds).
+
+// signal is one piece of evidence for or against a container's serving.
+type signal struct {
+	name    string
+	weight  float64
+	value   string
+	locator string
+	engine  *runtimeRule // the engine it names, if any
+	version string       // the engine's version it carries (an image word's)
+}
+
+// unit is one container, judged.
+type unit struct {
+	name, locator string
+	signals       []signal
+	score         float64
+	serving       bool
+}
+
+// signal records evidence name about the container, once per name (the
+// first one found is kept).
+func (x *ctrScope) signal(s *servingRules, name, value, locator string, engine *runtimeRule) *signal {
+	for i := range x.sig {
+		if x.sig[i].name == name {
+			return nil
+		}
+	}
+	x.sig = append(x.sig, signal{name: name, weight: s.weight(name), value: value, locator: locator, engine: engine})
+	return &x.sig[len(x.sig)-1]
+}
+
+// judge adds up the container's signals.
+func (r *rules) judge(x *ctrScope) unit {
+	u := unit{name: x.ct.Name, locator: x.ct.Locator, signals: x.sig}
+	for _, s := range x.sig {
+		u.score += s.weight
+	}
+	u.serving = u.score >= r.serving.threshold
+	return u
+}
+
+// servingSignals records the signals of the container that the claims
+// did not: the engine words of its image, its env families, its labels,
+// engine-only flags, models, accelerators, ports and probes, and the
+// signals against serving.
+func (r *rules) servingSignals(x *ctrScope, infos []*invInfo, c *schemas.Component, d *detection) {
+	s, ct, kind := r.serving, x.ct, d.kind
+	if d.declared != "" {
+		x.signal(s, sigKind, d.declared, "kind", nil)
+	} else if f := r.fieldNamingEngine(c.Fields); f != nil {
+		x.signal(s, sigKind, "field "+f.Name+"="+f.Value, f.Locator, nil)
+	}
+	if ct.Init {
+		x.signal(s, sigInit, "init container", ct.Locator, nil)
+	}
+	if s.oneShot[kind] {
+		x.signal(s, sigOneShot, "kind "+kind, "kind", nil)
+	}
+	r.imageWordSignal(x)
+	r.envFamilySignal(x)
+	if len(c.Labels) > 0 {
+		for _, key := range s.labels {
+			if v, ok := c.Labels[key]; ok {
+				if rt := r.engineNamed(v); rt != nil {
+					x.signal(s, sigLabel, "label "+key+"="+v, c.Locator+".labels", rt)
+				}
+			}
+		}
+	}
+	if len(x.cd.engineFlags) > 0 {
+		ef := x.cd.engineFlags[0]
+		x.signal(s, sigEngineFlag, ef.p.value, ef.p.locator, r.byName[ef.name])
+	}
+	for _, pc := range x.cd.pending {
+		if !pc.claim.weak {
+			x.signal(s, sigModel, pc.claim.how+" "+pc.claim.value, pc.claim.locator, nil)
+			break
+		}
+	}
+	for _, a := range ct.Accelerators {
+		if matchAny(s.accels, strings.ToLower(a)) {
+			x.signal(s, sigAccelerator, "accelerator "+a, ct.Locator+".resources", nil)
+			break
+		}
+	}
+	if len(ct.Ports) > 0 {
+		x.signal(s, sigPort, "port "+strconv.Itoa(int(ct.Ports[0].Port)), ct.Locator+".ports[0]", nil)
+	}
+	for _, p := range ct.Probes {
+		loc := ct.Locator + "." + p.Kind + "Probe"
+		switch {
+		case matchAny(s.probes, p.Path):
+			x.signal(s, sigProbe, "probe "+p.Path, loc, nil)
+		case matchAny(s.health, p.Path):
+			x.signal(s, sigHealthProbe, "probe "+p.Path, loc, nil)
+		}
+	}
+	r.commandSignals(x, infos)
+}
+
+// fieldNamingEngine is the first of fields that a runtime's field rule
+// matches, or nil.
+func (r *rules) fieldNamingEngine(fields []schemas.Field) *schemas.Field {
+	for i := range fields {
+		f := &fields[i]
+		for _, rt := range r.fieldRules[f.Name] {
+			for _, fm := range rt.fields {
+				if fm.name == f.Name && matchAny(fm.res, f.Value) {
+					return f
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// commandSignals records what the container's programs say against its
+// serving: sleeping, a client or benchmark, a download, a conversion,
+// training.
+func (r *rules) commandSignals(x *ctrScope, infos []*invInfo) {
+	s := r.serving
+	if x.client {
+		x.signal(s, sigClient, "a client of a server elsewhere", x.ct.Locator, nil)
+	}
+	if x.img != nil && matchAny(s.clientImages, x.img.name+":"+x.img.img.Tag) {
+		x.signal(s, sigClient, "client image "+x.img.str, x.imageLoc, nil)
+	}
+	var buf [256]byte
+	for ii := range x.invs {
+		inv := &x.invs[ii]
+		if inv.Program == "" {
+			continue
+		}
+		head := string(appendHead(buf[:0], inv, 8))
+		loc := x.loc(inv.ProgramSrc)
+		switch {
+		case matchAny(s.idle, head) && !inv.Background:
+			x.signal(s, sigIdle, "command "+head, loc, nil)
+		case matchAny(s.servers, head):
+			x.signal(s, sigServer, "command "+head, loc, nil)
+		case matchAny(s.clients, head):
+			x.signal(s, sigClient, "command "+head, loc, nil)
+		case matchAny(s.convert, head):
+			x.signal(s, sigConvert, "command "+head, loc, nil)
+		case matchAny(s.train, head):
+			x.signal(s, sigTraining, "command "+head, loc, nil)
+		}
+	}
+	for _, dl := range x.cd.downloads {
+		if dl.ct == x.ct {
+			x.signal(s, sigDownload, dl.claim.how+" "+dl.claim.value, dl.claim.locator, nil)
+			break
+		}
+	}
+	// An idle command after a launch in the same script keeps the
+	// container alive for the server: it is not idle.
+	if hasSignal(x.sig, sigIdle) && (hasSignal(x.sig, sigLaunch) || hasSignal(x.sig, sigLaunchBg)) {
+		x.sig = dropSignal(x.sig, sigIdle)
+	}
+}
+
+// imageWordSignal: an engine's word inside the image's name or tag, when
+// no image pattern matched it.
+func (r *rules) imageWordSignal(x *ctrScope) {
+	if x.img == nil || len(x.matches) > 0 || x.simulator != "" {
+		return
+	}
+	w, version := r.imageWord(x.img)
+	if w == nil {
+		return
+	}
+	if sg := x.signal(r.serving, sigImageWord, x.img.proofValue, x.imageLoc, w.rule); sg != nil {
+		sg.version = version
+	}
+}
+
+// imageWord finds the first engine word in the image: in its name, with
+// a version attached (vllm0.5.0) or, when the word is in the last part of
+// the name, the tag's version; else in the tag.
+func (r *rules) imageWord(pi *parsedImage) (*engineWord, string) {
+	name := strings.ToLower(pi.img.Repository)
+	last := name[strings.LastIndexByte(name, '/')+1:]
+	for i := range r.serving.words {
+		w := &r.serving.words[i]
+		if m := w.re.FindStringSubmatchIndex(name); m != nil {
+			v := ""
+			if vi := w.re.SubexpIndex("version"); m[2*vi] >= 0 {
+				v = Version(strings.TrimPrefix(name[m[2*vi]:m[2*vi+1]], "v"))
+			} else if m[0] >= len(name)-len(last)-1 {
+				v = pi.tagVersion
+			}
+			return w, v
+		}
+	}
+	tag := strings.ToLower(pi.img.Tag)
+	for i := range r.serving.words {
+		w := &r.serving.words[i]
+		if m := w.re.FindStringSubmatchIndex(tag); m != nil {
+			v := ""
+			if vi := w.re.SubexpIndex("version"); m[2*vi] >= 0 {
+				v = Version(strings.TrimPrefix(tag[m[2*vi]:m[2*vi+1]], "v"))
+			}
+			return w, v
+		}
+	}
+	return nil, ""
+}
+
+// envFamilySignal: the container sets variables of an engine's family.
+func (r *rules) envFamilySignal(x *ctrScope) {
+	for k, e := range x.ct.Env {
+		if r.clientEnvName(e.Name) {
+			continue
+		}
+		for _, f := range r.serving.families {
+			if f.re.MatchString(e.Name) {
+				x.signal(r.serving, sigEnvFamily, "env "+e.Name, x.loc(-1-k), f.rule)
+				return
+			}
+		}
+	}
+	for _, src := range x.ct.EnvFrom {
+		for _, e := range src.Env {
+			for _, f := range r.serving.families {
+				if f.re.MatchString(e.Name) {
+					x.signal(r.serving, sigEnvFamily, "env "+e.Name+" from "+src.Kind+" "+src.Name, x.ct.Locator+".envFrom", f.rule)
+					return
+				}
+			}
+		}
+	}
+}
+
+// engineNamed is the runtime a label value names: its name or one of its
+// words.
+func (r *rules) engineNamed(v string) *runtimeRule {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if rt := r.byName[v]; rt != nil {
+		return rt
+	}
+	for _, w := range r.serving.words {
+		if m := w.re.FindStringIndex(v); m != nil && m[0] == 0 && m[1] == len(v) {
+			return w.rule
+		}
+	}
+	return nil
+}
+
+// engineFromSignals claims, for a serving unit whose claims name no
+// engine, the engine its signals point at (an image word, an env family,
+// a label, an engine-only flag), inferred.
+func (r *rules) engineFromSignals(cd *compDetect, u *unit) {
+	for _, h := range cd.hits {
+		if len(h.rule.wraps) == 0 {
+			return
+		}
+	}
+	for _, name := range []string{sigImageWord, sigEnvFamily, sigLabel, sigEngineFlag} {
+		for _, s := range u.signals {
+			if s.name != name || s.engine == nil {
+				continue
+			}
+			h := cd.hit(s.engine, confInferred, proof{conf: confInferred, value: s.value, locator: s.locator})
+			if s.version != "" {
+				h.versions = append(h.versions, versionClaim{version: s.version, proof: proof{conf: confInferred, value: s.value, locator: s.locator}})
+			}
+			return
+		}
+	}
+}
+
+// absorb folds the claims of one container (sub) into its component's:
+// its roles, model claims and downloads always, its engine claims only
+// when it serves.
+func (c *compDetect) absorb(sub *compDetect, serving bool) {
+	c.roles.addAll(sub.roles)
+	c.pending = append(c.pending, sub.pending...)
+	c.downloads = append(c.downloads, sub.downloads...)
+	c.models.addAll(&sub.models)
+	if !serving {
+		return
+	}
+	for _, h := range sub.hits {
+		g := c.hitOf(h.rule.Name)
+		if g == nil {
+			if c.hits == nil {
+				c.hits = make([]*runtimeHit, 0, 4)
+			}
+			c.hits = append(c.hits, h)
+			continue
+		}
+		g.conf = stronger(g.conf, h.conf)
+		g.versions = append(g.versions, h.versions...)
+		g.proofs = append(g.proofs, h.proofs...)
+		g.wrappedBy.addAll(&h.wrappedBy)
+	}
+	for _, b := range sub.backends {
+		found := false
+		for i := range c.backends {
+			if cb := &c.backends[i]; cb.wrapper == b.wrapper && cb.engine == b.engine {
+				cb.conf, found = stronger(cb.conf, b.conf), true
+			}
+		}
+		if !found {
+			c.backends = append(c.backends, b)
+		}
+	}
+	c.engineFlags = append(c.engineFlags, sub.engineFlags...)
+	c.settings = append(c.settings, sub.settings...)
+	c.backendProofs = append(c.backendProofs, sub.backendProofs...)
+	c.engineProofs = append(c.engineProofs, sub.engineProofs...)
+}
+
+// matchAny reports whether one of res matches s.
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSignal(ss []signal, name string) bool {
+	for _, s := range ss {
+		if s.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func dropSignal(ss []signal, name string) []signal {
+	out := ss[:0]
+	for _, s := range ss {
+		if s.name != name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
