@@ -223,7 +223,7 @@ func checkRow(t *testing.T, row indexRow, res Result) {
 // expected is one row of testdata/expected/*.yaml: what bomstream must find
 // in one object of testdata/manifests.
 type expected struct {
-	Row      int      `json:"row"`      // the INDEX.md row of an upstream manifest
+	Row      int      `json:"row"` // the INDEX.md row of an upstream manifest
 	File     string   `json:"file"`
 	Kind     string   `json:"kind"`
 	Name     string   `json:"name"`

@@ -321,8 +321,8 @@ type detection struct {
 	// declared says how the workload's kind, or a workload field, names
 	// its engine or serves by construction ("" when it does not).
 	declared string
-	units      []unit   // every container, judged
-	serving    bool     // the workload serves a model
+	units    []unit // every container, judged
+	serving  bool   // the workload serves a model
 }
 
 // namedProof is evidence about one wrapper or engine.

@@ -21,7 +21,7 @@ import (
 // the store.
 func explainCmd(e *env) *cobra.Command {
 	var (
-		c                      common
+		c                       common
 		rules, profiles, outFmt string
 	)
 	cmd := &cobra.Command{
