@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ var ErrUnknownKind = errors.New("unknown kind")
 type Normalizer struct {
 	cfg        Config
 	profiles   map[gk]*profile
-	envAllow   map[string]bool
+	envAllow   envAllowList
 	labelAllow map[string]bool
 	args       *argRedactor
 	claimers   map[gk][]claimer
@@ -56,7 +57,7 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 	n := &Normalizer{
 		cfg:        cfg,
 		profiles:   profiles,
-		envAllow:   map[string]bool{},
+		envAllow:   envAllowList{names: map[string]bool{}},
 		labelAllow: map[string]bool{},
 		claimers:   indexRules(profiles, func(p *profile) []claimRule { return p.claims }, func(c *claimRule) linkKind { return c.kind }),
 		binders:    indexRules(profiles, func(p *profile) []boundRule { return p.bound }, func(b *boundRule) linkKind { return b.kind }),
@@ -66,13 +67,40 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 		return nil, fmt.Errorf("new normalizer: %w", err)
 	}
 	for _, e := range append(append(builtinEnvAllow(), decl.Env...), cfg.EnvAllow...) {
-		n.envAllow[e] = true
+		n.envAllow.names[e] = true
+	}
+	for i, p := range decl.EnvPatterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("new normalizer: arguments envPatterns[%d]: %w", i, err)
+		}
+		n.envAllow.patterns = append(n.envAllow.patterns, re)
 	}
 	for _, l := range append(builtinLabelAllow(), cfg.LabelAllow...) {
 		n.labelAllow[l] = true
 	}
 	n.args = newArgRedactor(decl, cfg.ArgAllow, n.envAllow)
 	return n, nil
+}
+
+// envAllowList holds the env names whose literal values are kept: by
+// name, or by a pattern of the rules (MODEL_1_ID).
+type envAllowList struct {
+	names    map[string]bool
+	patterns []*regexp.Regexp
+}
+
+// has reports whether the value of the env var name is kept.
+func (l envAllowList) has(name string) bool {
+	if l.names[name] {
+		return true
+	}
+	for _, re := range l.patterns {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // noteError is an error with its own message that wraps a sentinel.

@@ -218,7 +218,7 @@ func (w walker) env(v any, loc string) ([]schemas.EnvVar, error) {
 		case w.n.args.argsEnv[name]:
 			// More engine arguments: redacted like arguments.
 			e.Value = w.n.args.script(value, false, 0)
-		case w.n.envAllow[name] && !looksLikeCredential(value):
+		case w.n.envAllow.has(name) && !looksLikeCredential(value):
 			e.Value = value
 		default:
 			e.Redacted = true

@@ -2,6 +2,8 @@ package collector
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +66,10 @@ func (w walker) fields(rules []fieldRule, from []step) ([]schemas.Field, error) 
 			loc := m.locator()
 			if r.fromKey {
 				out = append(out, schemas.Field{Name: r.name, Value: m.key, Locator: loc})
+				continue
+			}
+			if r.env && r.yaml == nil {
+				out = append(out, w.envFields(r.name, m.value(), loc)...)
 				continue
 			}
 			v, ok, err := w.scalar(m.value(), loc)
@@ -335,6 +341,28 @@ func yamlDocument(text string) any {
 	return doc
 }
 
+// envFields reads a map of env variables at loc: a field "NAME=value" for
+// each variable whose value the env allow-list keeps (and that does not
+// look like a credential), in name order; the others are left out.
+func (w walker) envFields(name string, v any, loc string) []schemas.Field {
+	vars, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []schemas.Field
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if !w.n.envAllow.has(k) {
+			continue
+		}
+		val, ok, err := w.scalar(vars[k], loc+"."+k)
+		if err != nil || !ok || looksLikeCredential(val) || schemas.RedactText(val) != val {
+			continue
+		}
+		out = append(out, schemas.Field{Name: name, Value: k + "=" + val, Locator: loc + "." + k})
+	}
+	return out
+}
+
 // yamlFields reads the fields a YAML document held in a string gives:
 // the scalars r.yaml reaches in it. Their locators are the string's
 // locator, a colon and the path inside the document. A document of no
@@ -343,6 +371,10 @@ func (w walker) yamlFields(r fieldRule, doc any, loc string) []schemas.Field {
 	var out []schemas.Field
 	for _, m := range r.yaml.walk(doc, nil) {
 		dloc := loc + ":" + m.locator()
+		if r.env {
+			out = append(out, w.envFields(r.name, m.value(), dloc)...)
+			continue
+		}
 		if v, ok, err := w.scalar(m.value(), dloc); err == nil && ok {
 			out = append(out, schemas.Field{Name: r.name, Value: schemas.RedactText(v), Locator: dloc})
 		}

@@ -73,8 +73,11 @@ type containerSpec struct {
 }
 
 type fieldSpec struct {
-	Name  string `yaml:"name"`
-	Path  string `yaml:"path"`
+	Name string `yaml:"name"`
+	Path string `yaml:"path"`
+	// Value: "key" takes the key the last wildcard matched instead of the
+	// value; "env" reads a map of env variables, one field "NAME=value"
+	// per variable whose value the env allow-list keeps.
 	Value string `yaml:"value"`
 	// YAML: the value at Path is a YAML (or JSON) document held in a
 	// string (a Ray serveConfigV2, a ConfigMap's data); the field takes the
@@ -143,7 +146,10 @@ type fieldRule struct {
 	name    string
 	path    path
 	fromKey bool
-	yaml    *path // inside the YAML document the value at path holds
+	// env: the value is a map of env variables (a Ray Serve app's
+	// runtime_env.env_vars); each allow-listed one is a field "NAME=value".
+	env  bool
+	yaml *path // inside the YAML document the value at path holds
 }
 
 type gk struct{ group, kind string }
@@ -275,8 +281,10 @@ func compileFields(where string, specs []fieldSpec) ([]fieldRule, error) {
 		case "":
 		case "key":
 			r.fromKey = true
+		case "env":
+			r.env = true
 		default:
-			return nil, fmt.Errorf("%s[%d].value: %q is not \"key\" or empty", where, i, fs.Value)
+			return nil, fmt.Errorf("%s[%d].value: %q is not \"key\", \"env\" or empty", where, i, fs.Value)
 		}
 		out = append(out, r)
 	}

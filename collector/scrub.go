@@ -31,12 +31,12 @@ type argRedactor struct {
 	values   map[string]bool // flags whose values are kept
 	booleans map[string]bool // flags that never take a value
 	argsEnv  map[string]bool // env vars holding more arguments
-	envAllow map[string]bool // assignments (VAR=value) whose values are kept
+	envAllow envAllowList    // assignments (VAR=value) whose values are kept
 	// pyCalls and pyKeywords: what of a python -c script is kept.
 	pyCalls, pyKeywords []string
 }
 
-func newArgRedactor(decl schemas.Arguments, argAllow []string, envAllow map[string]bool) *argRedactor {
+func newArgRedactor(decl schemas.Arguments, argAllow []string, envAllow envAllowList) *argRedactor {
 	r := &argRedactor{values: map[string]bool{}, booleans: map[string]bool{}, argsEnv: map[string]bool{}, envAllow: envAllow}
 	for _, f := range append(append([]string(nil), decl.ValueFlags...), argAllow...) {
 		r.values[f] = true
@@ -276,7 +276,7 @@ func (r *argRedactor) assignValue(name, val string) string {
 	if val == "" {
 		return val
 	}
-	if r.envAllow[name] {
+	if r.envAllow.has(name) {
 		if red := schemas.RedactText(val); red == val {
 			return val
 		}

@@ -35,6 +35,9 @@ type Arguments struct {
 	// revisions, settings, backends); the collector keeps their values
 	// unless they look like a credential.
 	Env []string `json:"env"`
+	// EnvPatterns are regexes: the values of env vars whose names match
+	// one are read too (MODEL_1_ID, LLAMA_ARG_MODEL).
+	EnvPatterns []string `json:"envPatterns,omitempty"`
 	// PythonCalls are the Python functions whose string arguments a rule
 	// reads in python -c scripts (snapshot_download), and PythonKeywords
 	// the keyword arguments it reads of them; the collector keeps only

@@ -19,6 +19,7 @@ func (rs RuleSet) Arguments() schemas.Arguments {
 		BooleanFlags:   sortedKeys(set(rs.BooleanFlags)),
 		ArgsEnv:        sortedKeys(set(rs.ArgsEnv)),
 		Env:            sortedKeys(rs.readEnv()),
+		EnvPatterns:    sortedKeys(set(rs.Models.EnvPatterns)),
 		PythonCalls:    sortedKeys(calls),
 		PythonKeywords: sortedKeys(keywords),
 	}

@@ -66,6 +66,8 @@ type rules struct {
 	modelFlags       map[string]bool
 	hfFlags          map[string]bool
 	modelEnv         map[string]bool
+	modelEnvRE       []*regexp.Regexp
+	envFields        map[string]bool
 	hfEnv            map[string]bool
 	revFlags         map[string]bool
 	revEnv           map[string]bool
@@ -177,6 +179,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 		modelFlags:       set(m.Flags),
 		hfFlags:          set(m.HFFlags),
 		modelEnv:         set(m.Env),
+		envFields:        set(m.EnvFields),
 		hfEnv:            set(m.HFEnv),
 		revFlags:         set(m.RevisionFlags),
 		revEnv:           set(m.RevisionEnv),
@@ -357,6 +360,9 @@ func (r *rules) compileSettings(ss []SettingRule) {
 func (r *rules) compileModels(m ModelRules) error {
 	var err error
 	if r.ignore, err = compileAll("models.ignore", m.Ignore); err != nil {
+		return err
+	}
+	if r.modelEnvRE, err = compileAll("models.envPatterns", m.EnvPatterns); err != nil {
 		return err
 	}
 	if m.NIMImage != "" {

@@ -13,7 +13,7 @@ func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
 		if name, ok := r.settingEnv[e.Name]; ok {
 			cd.setting(name, e.Value)
 		}
-		if r.modelEnv[e.Name] {
+		if r.modelEnv[e.Name] || matchAny(r.modelEnvRE, e.Name) {
 			x.claim(modelClaim{value: e.Value, hf: r.hfEnv[e.Name], conf: confDeclared, how: "env " + e.Name, locator: x.loc(-1 - k)})
 		}
 		if r.listEnv[e.Name] {

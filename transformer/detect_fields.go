@@ -28,6 +28,9 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 		if name, ok := r.settingField[f.Name]; ok {
 			cd.setting(name, f.Value)
 		}
+		if r.envFields[f.Name] {
+			r.envFieldClaims(cd, d, f)
+		}
 		if r.modelFields[f.Name] {
 			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 		}
@@ -46,6 +49,18 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 		r.addModel(cd, d, modelClaim{value: hfNS + "/" + hfName, hf: true, conf: confDeclared, how: "fields hfNamespace+hfModelName", locator: hfLoc})
 	} else if hfName != "" {
 		r.addModel(cd, d, modelClaim{value: hfName, hf: true, conf: confDeclared, how: "field hfModelName", locator: hfLoc})
+	}
+}
+
+// envFieldClaims reads a field holding an env variable ("NAME=value") as
+// the env of a container: a model variable names a model.
+func (r *rules) envFieldClaims(cd *compDetect, d *detection, f *schemas.Field) {
+	name, value, ok := strings.Cut(f.Value, "=")
+	if !ok || value == "" || unresolvedRef(value) {
+		return
+	}
+	if r.modelEnv[name] || matchAny(r.modelEnvRE, name) {
+		r.addModel(cd, d, modelClaim{value: value, hf: r.hfEnv[name], conf: confDeclared, how: "env " + name, locator: f.Locator})
 	}
 }
 

@@ -201,6 +201,11 @@ type ModelRules struct {
 	Flags           []string `json:"flags,omitempty"`
 	HFFlags         []string `json:"hfFlags,omitempty"`
 	Env             []string `json:"env,omitempty"`
+	// EnvPatterns match more env names that name a model (MODEL_1_ID).
+	EnvPatterns []string `json:"envPatterns,omitempty"`
+	// EnvFields are kind fields holding env variables as "NAME=value"
+	// (a Ray Serve app's runtime_env): read as the env of a container.
+	EnvFields       []string `json:"envFields,omitempty"`
 	HFEnv           []string `json:"hfEnv,omitempty"`
 	RevisionFlags   []string `json:"revisionFlags,omitempty"`
 	RevisionEnv     []string `json:"revisionEnv,omitempty"`
@@ -307,6 +312,8 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.Flags = append(m.Flags, u.Flags...)
 	m.HFFlags = append(m.HFFlags, u.HFFlags...)
 	m.Env = append(m.Env, u.Env...)
+	m.EnvPatterns = append(m.EnvPatterns, u.EnvPatterns...)
+	m.EnvFields = append(m.EnvFields, u.EnvFields...)
 	m.HFEnv = append(m.HFEnv, u.HFEnv...)
 	m.RevisionFlags = append(m.RevisionFlags, u.RevisionFlags...)
 	m.RevisionEnv = append(m.RevisionEnv, u.RevisionEnv...)
