@@ -66,7 +66,7 @@
 // Controls for tests: Down and Up make every route answer 503 (an outage);
 // RejectBOM, Reject and AcceptBOM make uploads of chosen BOMs fail schema
 // validation with given errors, and succeed again later; Calls counts
-// requests per route; Uploads counts accepted uploads and Processed
+// requests per route and Lookups the lookups of one project; Uploads counts accepted uploads and Processed
 // imports per bomHash; Project,
 // Projects and Children show the stored state; CreateProject seeds it.
 //
