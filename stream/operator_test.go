@@ -258,13 +258,15 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 		c1.Close()
 	})
 	t.Run("expiring while connected", func(t *testing.T) {
-		creds, _ := h.user("collector-brief", EdgePermissions("c1"), time.Now().Add(3*time.Second))
+		// Long enough for Open on a busy machine; JWT times are seconds.
+		expires := time.Now().Add(6 * time.Second).Truncate(time.Second)
+		creds, _ := h.user("collector-brief", EdgePermissions("c1"), expires)
 		b, logs, err := h.openWith(ctx, creds)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer b.Close()
-		time.Sleep(4 * time.Second) // the server closes the connection at the expiry
+		time.Sleep(time.Until(expires) + time.Second) // the server closes the connection at the expiry
 		w := testWorkload("after-expiry")
 		w.Cluster = "c1"
 		_, _, err = b.PublishChange(ctx, observed(t, w, "vllm:a"))
