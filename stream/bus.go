@@ -82,7 +82,7 @@ func (c Config) Validate() error {
 	if c.RetryFor < 0 {
 		errs = append(errs, fmt.Errorf("stream.retryFor: negative"))
 	}
-	errs = append(errs, c.validateFleet())
+	errs = append(errs, c.validateFleet(), c.validateCredentials())
 	if c.URL == "" && c.Replicas > 1 {
 		errs = append(errs, fmt.Errorf("stream.replicas: %d needs an external cluster (stream.url)", c.Replicas))
 	}
@@ -123,6 +123,7 @@ type Bus struct {
 
 	namesKV jetstream.KeyValue // the name index, once opened
 	denied  deniedSubjects     // publish permission violations the server reported
+	auth    authRefusals       // credential refusals the server sent
 
 	dir      *owner.Dir // held while the bus owns an embedded data directory
 	viaOwner bool       // connected through another process's owner.json
@@ -155,7 +156,8 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, 
 		log = zap.NewNop()
 	}
 	b := &Bus{cfg: cfg, log: log}
-	opts := []nats.Option{nats.Name("bomstream"), nats.MaxReconnects(-1), nats.ErrorHandler(b.asyncError)}
+	opts := []nats.Option{nats.Name("bomstream"), nats.MaxReconnects(-1), nats.ErrorHandler(b.asyncError),
+		nats.ReconnectHandler(func(*nats.Conn) { b.auth.reset() })}
 	url := cfg.URL
 	if url == "" {
 		dir := cfg.dataDir()
@@ -201,6 +203,9 @@ func open(ctx context.Context, cfg Config, log *zap.Logger, attach bool) (*Bus, 
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		b.shutdown()
+		if isAuthError(err) {
+			err = refusedCredentials(cfg, err)
+		}
 		return nil, fmt.Errorf("connect to nats %s: %w", describe(cfg), err)
 	}
 	b.nc = nc
@@ -339,8 +344,8 @@ func startEmbedded(cfg Config) (*server.Server, []nats.Option, owner.Record, err
 func externalOptions(cfg Config) ([]nats.Option, error) {
 	var o []nats.Option
 	if cfg.CredsFile != "" {
-		if _, err := os.Stat(cfg.CredsFile); err != nil {
-			return nil, fmt.Errorf("stream.credsFile: %w", err)
+		if err := checkCredsFile(cfg.CredsFile, time.Now()); err != nil {
+			return nil, err
 		}
 		o = append(o, nats.UserCredentials(cfg.CredsFile))
 	}
@@ -502,6 +507,7 @@ func (b *Bus) shutdown() {
 // server refused a publish on, for retry to fail such a publish at once.
 func (b *Bus) asyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
 	b.denied.record(err)
+	b.auth.record(err)
 	b.log.Warn("nats", zap.Error(err))
 }
 

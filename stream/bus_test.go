@@ -62,6 +62,8 @@ func TestConfigValidateNamesField(t *testing.T) {
 		{Config{Listen: "nohostport"}, "stream.listen"},
 		{Config{TLSCert: "c.pem"}, "stream.tlsCert"},
 		{Config{MaxAge: -1}, "stream.maxAge"},
+		{Config{CredsFile: "u.creds"}, "stream.credsFile: only for an external server"},
+		{Config{URL: "nats://x:4222", CredsFile: "u.creds", NKeyFile: "u.nk"}, "stream.credsFile and stream.nkeyFile"},
 	} {
 		err := c.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

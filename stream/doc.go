@@ -5,7 +5,10 @@
 // port unless asked) or connects to an external NATS URL with credentials and
 // TLS; everything after the connection is the same code path. Credentials
 // never reach a log line or an error: Config.String masks them, errors name
-// the setting and file, and a URL's userinfo is redacted. It then provisions,
+// the setting and file, and a URL's userinfo is redacted. In operator mode
+// a .creds file (a user JWT and its seed) is checked at Open (creds.go),
+// and credentials the server refuses, at connect or later (an expired or
+// revoked user), fail with ErrCredentialsRefused. It then provisions,
 // idempotently, the three streams of docs/ARCHITECTURE.md:
 //
 //	CHANGES  bomstream.changes.<cluster>.<uid>  WorkloadChange events

@@ -51,7 +51,9 @@ func (c Config) retryFor() time.Duration {
 // proves a request never reached a stream (no responders, a closed or
 // reconnecting connection) is retried either way. subject, when not empty,
 // is checked against the permission violations the server reported, and
-// such a publish fails at once with ErrPublishDenied.
+// such a publish fails at once with ErrPublishDenied. Every call fails at
+// once with ErrCredentialsRefused once the client has given up because
+// the server refuses its credentials (an expired or revoked user).
 func (b *Bus) retry(ctx context.Context, subject string, repeatable bool, fn func(ctx context.Context) error) error {
 	deadline := time.Now().Add(b.cfg.retryFor())
 	pause := 50 * time.Millisecond
@@ -59,13 +61,16 @@ func (b *Bus) retry(ctx context.Context, subject string, repeatable bool, fn fun
 		if subject != "" && b.denied.check(subject) {
 			return fmt.Errorf("%s: %w", subject, ErrPublishDenied)
 		}
+		if err := b.credentialsRefused(); err != nil {
+			return err
+		}
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		err := fn(actx)
 		cancel()
 		if err == nil {
 			return nil
 		}
-		if subject != "" && b.denied.check(subject) {
+		if subject != "" && b.denied.check(subject) || b.credentialsRefused() != nil {
 			continue // said at the top of the loop
 		}
 		if ctx.Err() != nil || !transient(err, repeatable) || time.Now().After(deadline) {

@@ -27,6 +27,7 @@ type common struct {
 	configFile string
 	cluster    string
 	natsURL    string
+	natsCreds  string
 	dataDir    string
 	natsListen string
 	httpListen string
@@ -38,6 +39,7 @@ func (c *common) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.configFile, "config", "", "YAML configuration file (env BOMSTREAM_CONFIG)")
 	f.StringVar(&c.cluster, "cluster", "", "cluster name (default \"default\"; env BOMSTREAM_CLUSTER)")
 	f.StringVar(&c.natsURL, "nats-url", "", "external NATS URL; empty runs the embedded server (env BOMSTREAM_NATS_URL)")
+	f.StringVar(&c.natsCreds, "nats-creds", "", "NATS credentials file for --nats-url (a .creds file: the user JWT and its nkey seed, as nsc generate creds writes it; env BOMSTREAM_NATS_CREDS)")
 	f.StringVar(&c.dataDir, "data-dir", "", "embedded server store (default ./bomstream-data; env BOMSTREAM_DATA_DIR)")
 	f.StringVar(&c.natsListen, "nats-listen", "", "let the embedded server also accept NATS clients at ADDR, e.g. 127.0.0.1:4222, for stages or commands elsewhere (--nats-url); commands on the same data directory reach the running process by themselves; beyond loopback it needs credentials (env BOMSTREAM_NATS_LISTEN)")
 	f.StringVar(&c.httpListen, "http-listen", "", "address of /metrics, /healthz and /readyz, e.g. :9090 (env BOMSTREAM_HTTP_LISTEN)")
@@ -68,6 +70,7 @@ func (c *common) load(cmd *cobra.Command, getenv func(string) string, extra func
 	}
 	set("cluster", &cfg.Cluster, c.cluster)
 	set("nats-url", &cfg.Stream.URL, c.natsURL)
+	set("nats-creds", &cfg.Stream.CredsFile, c.natsCreds)
 	set("data-dir", &cfg.Stream.DataDir, c.dataDir)
 	set("nats-listen", &cfg.Stream.Listen, c.natsListen)
 	set("http-listen", &cfg.HTTP.Listen, c.httpListen)

@@ -91,6 +91,35 @@ http:
 	}
 }
 
+// --nats-creds beats BOMSTREAM_NATS_CREDS, which beats stream.credsFile;
+// a credentials file needs an external server.
+func TestConfigNATSCreds(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bomstream.yaml")
+	writeFile(t, file, "stream:\n  url: nats://hub:4222\n  credsFile: /file/nats.creds\n")
+	vars := map[string]string{"BOMSTREAM_NATS_CREDS": "/env/nats.creds"}
+	for _, c := range []struct {
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{nil, nil, "/file/nats.creds"},
+		{vars, nil, "/env/nats.creds"},
+		{vars, []string{"--nats-creds", "/flag/nats.creds"}, "/flag/nats.creds"},
+	} {
+		cfg, err := loadWith(t, c.vars, append([]string{"--config", file}, c.args...)...)
+		if err != nil || cfg.Stream.CredsFile != c.want {
+			t.Errorf("vars %v, flags %v: stream.credsFile %q (%v), want %q", c.vars, c.args, cfg.Stream.CredsFile, err, c.want)
+		}
+	}
+	cfg, err := loadWith(t, nil, "--nats-creds", "/flag/nats.creds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Stream.Validate(); err == nil || !strings.Contains(err.Error(), "stream.credsFile: only for an external server") {
+		t.Errorf("--nats-creds without --nats-url: %v", err)
+	}
+}
+
 // TestConfigPrecedenceRun checks that the chosen values reach the pipeline:
 // the cluster name is the first directory level of the file sink.
 func TestConfigPrecedenceRun(t *testing.T) {

@@ -124,6 +124,9 @@ func TestCheckNamesVersionFeaturesAndFineGrainedPermissions(t *testing.T) {
 			t.Errorf("checks do not say %q:\n%s", want, all)
 		}
 	}
+	if gz := strings.Contains(all, "gzip above 65536 bytes"); gz != (line() == dtracktest.Line51) {
+		t.Errorf("checks name gzip uploads: %v on %s:\n%s", gz, line(), all)
+	}
 	f := failed(checks)
 	switch {
 	case isV5() && len(f) > 0:

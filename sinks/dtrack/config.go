@@ -22,6 +22,7 @@ const (
 	DefaultRequestTimeout    = 30 * time.Second
 	DefaultProcessingTimeout = 5 * time.Minute
 	DefaultPollInterval      = 2 * time.Second
+	DefaultCompressAbove     = 64 << 10
 )
 
 // How the cluster and namespace projects are made (Config.Parents).
@@ -93,6 +94,13 @@ type Config struct {
 	// two looks at the upload's token; default 2s.
 	ProcessingTimeout time.Duration `yaml:"processingTimeout"`
 	PollInterval      time.Duration `yaml:"pollInterval"`
+
+	// CompressAbove: a BOM of more bytes than this goes gzip-compressed (a
+	// multipart upload whose bom part is application/gzip) to a server
+	// that reads compressed parts (5.1); 4.x and 5.0 read the part as it
+	// is, and always get it plain. 0 means DefaultCompressAbove (64 KiB);
+	// -1 never compresses.
+	CompressAbove int64 `yaml:"compressAbove"`
 }
 
 // withDefaults fills the unset keys.
@@ -106,6 +114,7 @@ func (c Config) withDefaults() Config {
 	c.RequestTimeout = cmp.Or(c.RequestTimeout, DefaultRequestTimeout)
 	c.ProcessingTimeout = cmp.Or(c.ProcessingTimeout, DefaultProcessingTimeout)
 	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.CompressAbove = cmp.Or(c.CompressAbove, DefaultCompressAbove)
 	return c
 }
 
@@ -175,6 +184,9 @@ func (c Config) Validate() error {
 	case TombstoneDeactivate, TombstoneDelete, TombstoneKeep:
 	default:
 		errs = append(errs, fmt.Errorf("onTombstone: %q: want deactivate, delete or keep", c.OnTombstone))
+	}
+	if c.CompressAbove < -1 {
+		errs = append(errs, fmt.Errorf("compressAbove: %d: want a size in bytes, 0 for the default (%d), or -1 to never compress", c.CompressAbove, DefaultCompressAbove))
 	}
 	for key, v := range map[string]time.Duration{
 		"requestTimeout": c.RequestTimeout, "processingTimeout": c.ProcessingTimeout, "pollInterval": c.PollInterval,

@@ -19,13 +19,13 @@ func TestDecodeConfig(t *testing.T) {
 	cfg, err := reg.Decode(dtrack.Type, map[string]any{
 		"url": "https://dtrack-api.example.com", "apiKeyEnv": "DT_KEY", "projectVersion": "{{.UID}}",
 		"hierarchy": false, "onTombstone": "delete", "processingTimeout": "90s", "pollInterval": "500ms",
-		"tags": []any{"team:ml"},
+		"tags": []any{"team:ml"}, "compressAbove": 1 << 20,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := cfg.(*dtrack.Config)
-	if c.ProcessingTimeout != 90*time.Second || c.PollInterval != 500*time.Millisecond || *c.Hierarchy || c.OnTombstone != "delete" {
+	if c.ProcessingTimeout != 90*time.Second || c.PollInterval != 500*time.Millisecond || *c.Hierarchy || c.OnTombstone != "delete" || c.CompressAbove != 1<<20 {
 		t.Fatalf("decoded %+v", c)
 	}
 }
@@ -49,6 +49,7 @@ func TestValidateNamesTheKey(t *testing.T) {
 		"tags[1]: \"a,b\"":                       func(c *dtrack.Config) { c.Tags = []string{"ok", "a,b"} },
 		"onTombstone: \"archive\"":               func(c *dtrack.Config) { c.OnTombstone = "archive" },
 		"processingTimeout: negative":            func(c *dtrack.Config) { c.ProcessingTimeout = -time.Second },
+		"compressAbove: -2: want a size":         func(c *dtrack.Config) { c.CompressAbove = -2 },
 	} {
 		c := ok
 		edit(&c)

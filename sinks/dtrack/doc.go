@@ -10,7 +10,8 @@
 // their UUIDs. An export goes like this:
 //
 //	lookup project ──▶ ensure parents ──▶ PUT /api/v1/bom (autoCreate, parentUUID, tags, base64 BOM)
-//	                                          │  or multipart POST when the base64 form is over 20,000,000 characters
+//	                                          │  or multipart POST when the base64 form is over 20,000,000 characters,
+//	                                          │  or, on 5.1 above compressAbove bytes, with the bom part gzip-compressed
 //	                                          ▼
 //	                         poll GET /api/v1/event/token/{token} and the project's lastBomImport
 //	                                          │  imported: lastBomImport moved
@@ -39,7 +40,9 @@
 // or 500 "Uncaught internal server error") is repaired and the upload tried
 // once more. With parents: collection the cluster and namespace projects
 // are collection projects, never an upload target. On 5.1 the upload's
-// isActive reactivates a project; elsewhere a PATCH does.
+// isActive reactivates a project; elsewhere a PATCH does. Only 5.1 reads a
+// compressed bom part (application/gzip): 4.x and 5.0 would take the gzip
+// bytes for the BOM and refuse it, so they never get one.
 //
 // Each project carries the tags cluster:<name>, namespace:<name>,
 // kind:<kind>, runtime:<name> for each serving runtime in the BOM, the

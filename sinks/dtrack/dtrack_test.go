@@ -94,9 +94,10 @@ func TestSinkTypeIsLatestOnly(t *testing.T) {
 }
 
 // The workload's project is created under a namespace project under a
-// cluster project, each tagged; its components are the BOM's.
+// cluster project, each tagged; its components are the BOM's. The double
+// imports each BOM 20 ms late, as a busy machine does.
 func TestExportCreatesProjectsAndHierarchy(t *testing.T) {
-	dt := newDouble(t, dtracktest.Options{})
+	dt := newDouble(t, dtracktest.Options{ProcessingDelay: 20 * time.Millisecond})
 	s := newSink(t, dt, allPerms, func(c *dtrack.Config) { c.Tags = []string{"Team:ML"} })
 	w := workload("ml", "chat")
 	b := aiBOM(t, w, 10, runtimePart("vllm", "0.8.4"), model("meta-llama/Llama-3.1-8B-Instruct", "0e9e39f"), image("docker.io/vllm/vllm-openai", "v0.8.4"))
@@ -127,13 +128,24 @@ func TestExportCreatesProjectsAndHierarchy(t *testing.T) {
 	}
 
 	// A second workload in the same namespace reuses the parents (cached:
-	// no more lookups of them), one in another namespace gets its own.
-	lookups := dt.Calls("GET /api/v1/project/lookup")
+	// not looked up again, not created again), one in another namespace
+	// gets its own. Only the parents' lookups are counted: the workload's
+	// own project is looked up once more for every poll of its import,
+	// as many as the import takes (the double's ProcessingDelay makes it
+	// several, as a busy machine did).
+	parentLookups := func() int { return dt.Lookups("dev", "current") + dt.Lookups("dev/ml", "current") }
+	before, creations := parentLookups(), dt.Calls("PUT /api/v1/project")
 	if err := s.Export(ctx, aiBOM(t, workload("ml", "embed"), 11, runtimePart("tei", "1.5"))); err != nil {
 		t.Fatal(err)
 	}
-	if got := dt.Calls("GET /api/v1/project/lookup") - lookups; got > 3 {
-		t.Errorf("%d lookups for a second workload of a known namespace", got)
+	if got := parentLookups() - before; got != 0 {
+		t.Errorf("%d lookups of the cached parents for a second workload of a known namespace", got)
+	}
+	if got := dt.Calls("PUT /api/v1/project") - creations; got != 0 {
+		t.Errorf("%d project creations for a second workload of a known namespace", got)
+	}
+	if dt.Lookups("dev/ml/Deployment/embed", "current") == 0 {
+		t.Errorf("the second workload's project was never looked up")
 	}
 	if err := s.Export(ctx, aiBOM(t, workload("search", "rank"), 12, runtimePart("triton", "24.05"))); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 // metrics are the sink's own series, labelled sink=<name>; the runner
 // already counts exports, retries and dead letters.
 type metrics struct {
-	uploads           *prometheus.CounterVec // method: put, multipart
+	uploads           *prometheus.CounterVec // method: put, multipart, multipart-gzip
 	exportSeconds     prometheus.Observer
 	processingSeconds prometheus.Observer
 }
@@ -17,7 +17,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, sink string) (*metrics, error) {
 	const ns, sub = "bomstream", "dtrack"
 	uploads := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "uploads_total",
-		Help: "BOM uploads to Dependency-Track, by method (put, multipart)."}, []string{"sink", "method"})
+		Help: "BOM uploads to Dependency-Track, by method (put, multipart, multipart-gzip)."}, []string{"sink", "method"})
 	export := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "export_seconds",
 		Help: "Time from the start of an Export to the confirmed import.", Buckets: prometheus.ExponentialBuckets(0.005, 3, 10)}, []string{"sink"})
 	processing := prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "processing_seconds",

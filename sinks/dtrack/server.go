@@ -18,6 +18,9 @@ type server struct {
 	spec17 bool
 	// isActive: the upload sets the project's active state (5.1).
 	isActive bool
+	// gzip: a multipart bom part labelled application/gzip is gunzipped
+	// (5.1); elsewhere it would be read as the BOM itself.
+	gzip bool
 }
 
 func serverOf(version string) server {
@@ -27,6 +30,7 @@ func serverOf(version string) server {
 		collections: versionAtLeast(version, "4.13.0"),
 		spec17:      versionAtLeast(version, "5.1.0") || (!versionAtLeast(version, "5.0.0") && versionAtLeast(version, "4.14.4")),
 		isActive:    versionAtLeast(version, "5.1.0"),
+		gzip:        versionAtLeast(version, "5.1.0"),
 	}
 }
 
@@ -57,6 +61,9 @@ func (srv server) features(cfg Config, spec string) []string {
 		out = append(out, "isActive on upload")
 	} else {
 		out = append(out, "reactivation by PATCH")
+	}
+	if srv.gzip && cfg.CompressAbove >= 0 {
+		out = append(out, fmt.Sprintf("gzip above %d bytes", cfg.CompressAbove))
 	}
 	return append(out, "export tag "+exportTagPrefix+"<changeSeq>:<bomHash>")
 }

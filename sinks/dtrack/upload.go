@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
 
 	dtrack "github.com/DependencyTrack/client-go"
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/bomstream/bomstream/sinks"
 )
@@ -69,16 +71,20 @@ type uploadBody struct {
 }
 
 // upload sends the BOM with PUT, or with multipart POST when its base64
-// form is over PutLimit, and returns the event token. The request carries
-// the project's tags with the export tag, the parent and the latest flag
-// (applied only when the upload creates the project: imported fixes the
-// others), and on 5.1 isActive, which reactivates an existing project.
+// form is over PutLimit or it goes compressed, and returns the event
+// token. A BOM over CompressAbove bytes goes gzip-compressed to a server
+// that reads compressed parts (5.1), and never to another: 4.x and 5.0
+// would take the gzip bytes for the BOM. The request carries the project's
+// tags with the export tag, the parent and the latest flag (applied only
+// when the upload creates the project: imported fixes the others), and on
+// 5.1 isActive, which reactivates an existing project.
 func (s *Sink) upload(ctx context.Context, t target, b sinks.BOM, parent *uuid.UUID) (string, error) {
 	body := uploadBody{
 		ProjectName: t.name, ProjectVersion: t.version, AutoCreate: s.cfg.autoCreate(),
 		ProjectTags: s.tags(t, b), ParentUUID: parent, IsLatest: true,
 	}
-	if s.srv().isActive {
+	srv := s.srv()
+	if srv.isActive {
 		active := true
 		body.IsActive = &active
 	}
@@ -87,13 +93,18 @@ func (s *Sink) upload(ctx context.Context, t target, b sinks.BOM, parent *uuid.U
 	}
 	what := "upload bom"
 	var err error
-	if base64.StdEncoding.EncodedLen(len(b.Body)) <= PutLimit {
+	switch {
+	case srv.gzip && s.cfg.CompressAbove >= 0 && int64(len(b.Body)) > s.cfg.CompressAbove:
+		what = "upload bom (multipart, gzip)"
+		err = s.postMultipart(ctx, body, b.Body, true, &out)
+		s.m.uploads.WithLabelValues("multipart-gzip").Inc()
+	case base64.StdEncoding.EncodedLen(len(b.Body)) <= PutLimit:
 		body.BOM = base64.StdEncoding.EncodeToString(b.Body)
 		_, err = s.call(ctx, http.MethodPut, "/api/v1/bom", body, &out)
 		s.m.uploads.WithLabelValues("put").Inc()
-	} else {
+	default:
 		what = "upload bom (multipart)"
-		err = s.postMultipart(ctx, body, b.Body, &out)
+		err = s.postMultipart(ctx, body, b.Body, false, &out)
 		s.m.uploads.WithLabelValues("multipart").Inc()
 	}
 	if err != nil {
@@ -114,8 +125,9 @@ func (s *Sink) tags(t target, b sinks.BOM) []dtrack.Tag {
 
 // postMultipart is POST /api/v1/bom: the same fields as form fields (the
 // latest flag is "isLatest" there, tags one comma-separated field), and the
-// raw BOM as a file part.
-func (s *Sink) postMultipart(ctx context.Context, body uploadBody, bom []byte, out any) error {
+// BOM as a file part: raw, or gzip-compressed with the part's Content-Type
+// application/gzip, the one header 5.1 decompresses by.
+func (s *Sink) postMultipart(ctx context.Context, body uploadBody, bom []byte, gz bool, out any) error {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	names := make([]string, len(body.ProjectTags))
@@ -138,11 +150,7 @@ func (s *Sink) postMultipart(ctx context.Context, body uploadBody, bom []byte, o
 			return err
 		}
 	}
-	fw, err := mw.CreateFormFile("bom", "bom.json")
-	if err != nil {
-		return err
-	}
-	if _, err := fw.Write(bom); err != nil {
+	if err := writeBOMPart(mw, bom, gz); err != nil {
 		return err
 	}
 	if err := mw.Close(); err != nil {
@@ -157,6 +165,29 @@ func (s *Sink) postMultipart(ctx context.Context, body uploadBody, bom []byte, o
 	req.Header.Set("User-Agent", userAgent)
 	_, err = s.send(req, out)
 	return err
+}
+
+// writeBOMPart adds the bom file part to mw, gzip-compressed when gz.
+func writeBOMPart(mw *multipart.Writer, bom []byte, gz bool) error {
+	if !gz {
+		fw, err := mw.CreateFormFile("bom", "bom.json")
+		if err == nil {
+			_, err = fw.Write(bom)
+		}
+		return err
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="bom"; filename="bom.json.gz"`)
+	h.Set("Content-Type", "application/gzip")
+	fw, err := mw.CreatePart(h)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(fw)
+	if _, err := zw.Write(bom); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 // errParent marks an upload refused because of its parent: missing

@@ -34,6 +34,7 @@ type uploadReq struct {
 	isLatest       bool
 	isActive       *bool // 5.1: sets the project's active state, also of an existing one
 	multipart      bool
+	encoding       string // the multipart bom part's Content-Type header, as sent
 }
 
 // bomSubmitFields are the properties of vo/BomSubmitRequest.java.
@@ -195,6 +196,7 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	fields := map[string]string{}
 	var boms [][]byte
+	encoding := ""
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -210,9 +212,8 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if name := part.FormName(); name == "bom" {
-			if b, err = s.inflate(part.Header.Get("Content-Type"), b); err != nil {
-				writeText(w, http.StatusBadRequest, err.Error())
-				return
+			if len(boms) == 0 {
+				encoding = part.Header.Get("Content-Type")
 			}
 			boms = append(boms, b)
 		} else if _, seen := fields[name]; !seen {
@@ -230,6 +231,7 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 		projectVersion: trimmed(field("projectVersion")), autoCreate: fields["autoCreate"] == "true",
 		parentUUID: field("parentUUID"), parentName: trimmed(field("parentName")),
 		parentVersion: trimmed(field("parentVersion")), isLatest: fields["isLatest"] == "true", multipart: true,
+		encoding: encoding,
 	}
 	if v, ok := fields["isActive"]; ok && s.feat.isActive {
 		active := v == "true"
@@ -300,6 +302,12 @@ func (s *Server) upload(w http.ResponseWriter, perms map[string]bool, req upload
 	}
 	s.mu.Unlock()
 
+	content, err := s.decode(req.encoding, content)
+	if err != nil {
+		// An IOException reading the part: logged, 500 with no body.
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
 	if pr := s.validate(content, rules); pr != nil {
 		writeProblem(w, *pr)
 		return
@@ -517,24 +525,29 @@ func isPaddedBase64(s string) bool {
 	return true
 }
 
-// inflate decodes a multipart bom part that 5.1 reads compressed
-// (Content-Type application/gzip or application/zstd); other lines, and
-// other types, take the bytes as they are.
-func (s *Server) inflate(ctype string, b []byte) ([]byte, error) {
-	if !s.feat.isActive {
+// decode reads a multipart bom part as BomResource.uploadBom does on 5.1
+// (main): by the part's Content-Type header compared as a whole string,
+// "application/gzip" and "application/x-gzip" are gunzipped,
+// "application/zstd" and "application/x-zstd" zstd-decoded, anything else
+// (a parameter included) taken as it is. A part that does not decode is an
+// IOException, which the caller answers 500. The other lines, and PUT,
+// take the bytes as they are: a compressed part is then not a BOM, and
+// validation refuses it ("BOM is neither valid JSON nor XML").
+func (s *Server) decode(encoding string, b []byte) ([]byte, error) {
+	if !s.feat.compressed {
 		return b, nil
 	}
-	switch mt, _, _ := mime.ParseMediaType(ctype); mt {
-	case "application/gzip":
+	switch encoding {
+	case "application/gzip", "application/x-gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(b))
 		if err != nil {
-			return nil, fmt.Errorf("Failed to decompress BOM: %w", err)
+			return nil, err
 		}
 		return io.ReadAll(io.LimitReader(zr, 1<<30))
-	case "application/zstd":
+	case "application/zstd", "application/x-zstd":
 		zr, err := zstd.NewReader(bytes.NewReader(b))
 		if err != nil {
-			return nil, fmt.Errorf("Failed to decompress BOM: %w", err)
+			return nil, err
 		}
 		defer zr.Close()
 		return io.ReadAll(io.LimitReader(zr, 1<<30))

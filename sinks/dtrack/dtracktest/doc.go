@@ -54,7 +54,11 @@
 // document: projectTags and isLatestProjectVersion are unknown fields
 // before 4.12.0, collectionLogic before 4.13.0, the upload's isLatest
 // before 4.14.0 and isActive before 5.1; JSON specVersion 1.6 is rejected
-// before 4.11.4, and 1.7 everywhere but 4.14.4+ and 5.1. On 5.x: the parent
+// before 4.11.4, and 1.7 everywhere but 4.14.4+ and 5.1. Only 5.1 decodes
+// a multipart bom part by its Content-Type (application/gzip, x-gzip,
+// zstd, x-zstd; one that does not decode is an empty 500, as the
+// IOException is on main): every other line reads the bytes as the BOM,
+// so a compressed part fails validation there. On 5.x: the parent
 // errors' new wording (a missing parent's text, an inactive parent's 500),
 // the fine-grained PORTFOLIO_MANAGEMENT_CREATE/_UPDATE/_DELETE permissions,
 // no collectionLogic NONE (null instead), the upload's projectUuid and
@@ -66,9 +70,10 @@
 // Controls for tests: Down and Up make every route answer 503 (an outage);
 // RejectBOM, Reject and AcceptBOM make uploads of chosen BOMs fail schema
 // validation with given errors, and succeed again later; Calls counts
-// requests per route; Uploads counts accepted uploads and Processed
-// imports per bomHash; Project,
-// Projects and Children show the stored state; CreateProject seeds it.
+// requests per route, BytesIn their request body bytes, and Lookups the
+// lookups of one project; Uploads counts accepted uploads and Processed
+// imports per bomHash; Project, Projects and Children show the stored
+// state; CreateProject seeds it.
 //
 // Not implemented: portfolio access control (ACLs are off, as by default),
 // Bearer (JWT) authentication, notifications, vulnerability analysis itself,

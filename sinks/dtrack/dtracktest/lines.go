@@ -41,7 +41,8 @@ type features struct {
 	isLatest    bool // upload field isLatest, isLatestProjectVersion its alias (4.14.0, 5.x)
 	spec17      bool // JSON specVersion 1.7 accepted (4.14.4 on 4.x, 5.1 on 5.x)
 	v5          bool // the "Changed in 5.x" points 2-10
-	isActive    bool // upload field isActive, compressed multipart parts (5.1 main)
+	isActive    bool // upload field isActive (5.1 main)
+	compressed  bool // gzip and zstd multipart bom parts (5.1 main)
 }
 
 func featuresOf(v semver) features {
@@ -52,6 +53,7 @@ func featuresOf(v semver) features {
 		isLatest:    v.atLeast(4, 14, 0),
 		v5:          v.atLeast(5, 0, 0),
 		isActive:    v.atLeast(5, 1, 0),
+		compressed:  v.atLeast(5, 1, 0),
 	}
 	f.spec17 = v.atLeast(5, 1, 0) || (!f.v5 && v.atLeast(4, 14, 4))
 	return f

@@ -16,6 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/schemas/validate"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
 )
@@ -93,30 +96,99 @@ func TestLineUploadFields(t *testing.T) {
 	})
 }
 
-// Point 2 (main): a gzip or zstd bom part on 5.1.
-func TestLine51CompressedMultipart(t *testing.T) {
-	dt := start(t, dtracktest.Options{Version: dtracktest.Line51})
-	key := dt.NewKey(all...)
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write(bomJSON(t, vllm, llama))
-	_ = zw.Close()
+// Point 2 (main): a gzip or zstd bom part on 5.1, read by the part's
+// Content-Type header as BomResource.uploadBom does (the whole header
+// string: application/gzip, application/x-gzip, application/zstd,
+// application/x-zstd). Every other line reads the part as it is, so a
+// compressed BOM is refused as what the real server sees: not JSON.
+func TestLineCompressedBOMPart(t *testing.T) {
+	bom := bomJSON(t, vllm, llama)
+	gz, zs := gzipped(t, bom), zstded(t, bom)
+	onLines(t, func(t *testing.T, line string, dt *dtracktest.Server) {
+		key := dt.NewKey(all...)
+		for i, c := range []struct {
+			ctype string
+			data  []byte
+		}{
+			{"application/gzip", gz}, {"application/x-gzip", gz}, {"application/zstd", zs}, {"application/x-zstd", zs},
+		} {
+			name := fmt.Sprintf("enc-%d", i)
+			r := do(t, dt, http.MethodPost, "/api/v1/bom", key, bomPart(t, name, c.ctype, c.data))
+			if line != dtracktest.Line51 {
+				if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "BOM is neither valid JSON nor XML") {
+					t.Errorf("%s part on %s: %s, want the invalid-BOM 400", c.ctype, line, r)
+				}
+				if _, ok := dt.Project(name, "1"); !ok {
+					t.Errorf("%s part on %s: the auto-created project is gone (it is committed before validation)", c.ctype, line)
+				}
+				continue
+			}
+			waitDone(t, dt, key, token(t, r))
+			if p := project(t, dt, name, "1"); len(p.Components) != 2 || p.BomHash != schemas.BomHash(bom) {
+				t.Errorf("%s part on 5.1 imported %d components, bomHash %s", c.ctype, len(p.Components), p.BomHash)
+			}
+		}
+		if line != dtracktest.Line51 {
+			return
+		}
+		// A type with a parameter is not one of the four strings: the
+		// bytes are read as they are.
+		r := do(t, dt, http.MethodPost, "/api/v1/bom", key, bomPart(t, "param", "application/gzip; q=1", gz))
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "BOM is neither valid JSON nor XML") {
+			t.Errorf("gzip labelled with a parameter: %s", r)
+		}
+		// A part that does not decode: an IOException, 500 with no body,
+		// after the project was resolved (and created).
+		for name, data := range map[string][]byte{"plain-as-gzip": bom, "truncated": gz[:len(gz)/2]} {
+			r := do(t, dt, http.MethodPost, "/api/v1/bom", key, bomPart(t, name, "application/gzip", data))
+			if r.status != http.StatusInternalServerError || len(r.body) != 0 {
+				t.Errorf("%s: %s, want an empty 500", name, r)
+			}
+			if _, ok := dt.Project(name, "1"); !ok {
+				t.Errorf("%s: no project", name)
+			}
+		}
+	})
+}
+
+// bomPart is a multipart upload (autoCreate) to project name version 1
+// whose bom part has Content-Type ctype.
+func bomPart(t *testing.T, name, ctype string, data []byte) multipartBody {
+	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	for k, v := range map[string]string{"projectName": "gz", "projectVersion": "1", "autoCreate": "true"} {
+	for k, v := range map[string]string{"projectName": name, "projectVersion": "1", "autoCreate": "true"} {
 		_ = mw.WriteField(k, v)
 	}
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", `form-data; name="bom"; filename="bom.json.gz"`)
-	h.Set("Content-Type", "application/gzip")
-	pw, _ := mw.CreatePart(h)
-	_, _ = pw.Write(gz.Bytes())
-	_ = mw.Close()
-	r := do(t, dt, http.MethodPost, "/api/v1/bom", key, multipartBody{data: buf.Bytes(), ctype: mw.FormDataContentType()})
-	waitDone(t, dt, key, token(t, r))
-	if p := project(t, dt, "gz", "1"); len(p.Components) != 2 {
-		t.Fatalf("gzip part imported %d components, want 2", len(p.Components))
+	h.Set("Content-Type", ctype)
+	pw, err := mw.CreatePart(h)
+	if err != nil {
+		t.Fatal(err)
 	}
+	_, _ = pw.Write(data)
+	_ = mw.Close()
+	return multipartBody{data: buf.Bytes(), ctype: mw.FormDataContentType()}
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstded(t *testing.T, b []byte) []byte {
+	zw, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zw.Close()
+	return zw.EncodeAll(b, nil)
 }
 
 // Point 3: 5.x answers the upload with the project's UUID, and a

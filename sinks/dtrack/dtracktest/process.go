@@ -155,12 +155,14 @@ func parseBOM(content []byte, v5 bool) (parsed, error) {
 		flatten(bom.Metadata.Component.Components)
 	}
 	flatten(bom.Components)
+	seen := make(map[string]bool, len(all))
 	for _, c := range all {
 		cc, err := convert(c, v5)
 		if err != nil {
 			return parsed{}, err
 		}
-		if !slices.ContainsFunc(out.components, func(o Component) bool { return identity(o) == identity(cc) }) {
+		if id := identity(cc); !seen[id] {
+			seen[id] = true
 			out.components = append(out.components, cc)
 		}
 	}

@@ -69,7 +69,18 @@ func (s *Server) lookupProject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	s.writeProject(w, func() *project { return s.byName(q.Get("name"), q.Get("version")) })
+	s.writeProject(w, func() *project {
+		s.lookups[nameKey(q.Get("name"), q.Get("version"))]++
+		return s.byName(q.Get("name"), q.Get("version"))
+	})
+}
+
+// Lookups is the number of GET /api/v1/project/lookup requests for the
+// project called name in version (found or not), after authorization.
+func (s *Server) Lookups(name, version string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lookups[nameKey(name, version)]
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request) {

@@ -83,9 +83,11 @@ type Server struct {
 	nextRule  int
 	byHash    map[string]int // RejectBOM's rule per bomHash
 	calls     map[string]int
-	processed map[string]int // bomHash -> successful imports
-	uploads   map[string]int // bomHash -> accepted uploads
-	failed    map[string]int // bomHash -> failed processings
+	lookups   map[string]int   // nameKey(name, version) -> GET /api/v1/project/lookup
+	bytesIn   map[string]int64 // route pattern -> request body bytes read
+	processed map[string]int   // bomHash -> successful imports
+	uploads   map[string]int   // bomHash -> accepted uploads
+	failed    map[string]int   // bomHash -> failed processings
 	lastMs    int64
 	nextSeq   int64
 	closing   chan struct{}
@@ -137,7 +139,7 @@ func Start(opts Options) (*Server, error) {
 		opts: opts, version: v, feat: featuresOf(v), validator: val, v17: v17, team: "bomstream",
 		keys: map[string]map[string]bool{}, projects: map[string]*project{}, byNameIdx: map[string]*project{},
 		tokens: map[string]bool{}, queues: map[string][]job{}, working: map[string]bool{},
-		rejects: map[int]RejectFunc{}, byHash: map[string]int{}, calls: map[string]int{},
+		rejects: map[int]RejectFunc{}, byHash: map[string]int{}, calls: map[string]int{}, lookups: map[string]int{}, bytesIn: map[string]int64{},
 		processed: map[string]int{}, uploads: map[string]int{}, failed: map[string]int{}, closing: make(chan struct{}),
 	}
 	mux := http.NewServeMux()
@@ -193,6 +195,7 @@ func (s *Server) route(pattern string, h http.HandlerFunc) http.HandlerFunc {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
+		r.Body = &countingBody{ReadCloser: r.Body, s: s, pattern: pattern}
 		h(w, r)
 	}
 }

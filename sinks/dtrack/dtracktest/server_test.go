@@ -323,3 +323,29 @@ func TestOutageRejectAndCallCountControls(t *testing.T) {
 		t.Fatal("not idle")
 	}
 }
+
+// BytesIn counts the request bodies a route read, and Lookups the lookups
+// of one project.
+func TestBytesInAndLookups(t *testing.T) {
+	dt := start(t, dtracktest.Options{})
+	key := dt.NewKey(all...)
+	body, err := json.Marshal(map[string]any{"projectName": "p", "projectVersion": "1", "autoCreate": true, "bom": b64(bomJSON(t, vllm))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, dt, key, token(t, do(t, dt, http.MethodPut, "/api/v1/bom", key, body)))
+	if got := dt.BytesIn("PUT /api/v1/bom"); got != int64(len(body)) {
+		t.Errorf("BytesIn(PUT /api/v1/bom) = %d, want %d", got, len(body))
+	}
+	f := form(t, map[string]string{"projectName": "p", "projectVersion": "1", "bom": string(bomJSON(t, llama))})
+	waitDone(t, dt, key, token(t, do(t, dt, http.MethodPost, "/api/v1/bom", key, f)))
+	if got := dt.BytesIn("POST /api/v1/bom"); got != int64(len(f.data)) {
+		t.Errorf("BytesIn(POST /api/v1/bom) = %d, want %d", got, len(f.data))
+	}
+	before := dt.Lookups("p", "1")
+	do(t, dt, http.MethodGet, "/api/v1/project/lookup?name=p&version=1", key, nil)
+	do(t, dt, http.MethodGet, "/api/v1/project/lookup?name=q&version=1", key, nil)
+	if got := dt.Lookups("p", "1") - before; got != 1 || dt.Lookups("q", "1") != 1 {
+		t.Errorf("Lookups: p %d, q %d, want 1 each", got, dt.Lookups("q", "1"))
+	}
+}
