@@ -22,6 +22,13 @@ func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invI
 			return true
 		}
 	}
+	for _, src := range ct.EnvFrom {
+		for _, e := range src.Env {
+			if r.clientEnvName(e.Name) {
+				return true
+			}
+		}
+	}
 	// Benchmarks and clients of any server, and their images.
 	var buf [256]byte
 	for ii := range invs {

@@ -1,5 +1,7 @@
 package transformer
 
+import "slices"
+
 // commandClaims matches one invocation against the launch commands, the
 // args-only patterns (for the first invocation of an args-only container whose
 // image is the engine's: entry) and takes positional models.
@@ -10,10 +12,16 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info
 	} else if len(inv.Words) > 0 {
 		src = inv.Words[0].Src
 	}
+	var done []*runtimeRule
 	for _, hm := range info.matches {
 		rt, p := hm.rule, hm.pattern
-		if inv.Program == "" && (!entry || !x.imageHit(rt.Name)) {
+		if inv.Program == "" && (!entry || !hm.program && !x.imageHit(rt.Name)) || slices.Contains(done, rt) {
 			continue
+		}
+		done = append(done, rt)
+		if hm.program {
+			// The args run the engine's program: read them as a command.
+			inv = programOf(inv)
 		}
 		conf := confDeclared
 		if p.conf != "" {
@@ -39,6 +47,20 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info
 			x.positionalModels(inv, rt, p.models)
 		}
 	}
+}
+
+// programOf is inv, args given to an entrypoint, read as the command
+// its first word runs.
+func programOf(inv *Invocation) *Invocation {
+	if len(inv.Words) == 0 {
+		return inv
+	}
+	out := *inv
+	out.Program, out.ProgramSrc, out.Words = inv.Words[0].Text, inv.Words[0].Src, inv.Words[1:]
+	if len(inv.Positionals) > 0 && inv.Positionals[0].Src == inv.Words[0].Src && inv.Positionals[0].Text == inv.Words[0].Text {
+		out.Positionals = inv.Positionals[1:]
+	}
+	return &out
 }
 
 // engineModelFlags takes the models named by the flags that name one only

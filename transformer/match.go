@@ -142,6 +142,10 @@ type headMatch struct {
 	rule    *runtimeRule
 	pattern pattern
 	value   string // the proof: "command " + the trimmed match
+	// program: the args given to an entrypoint start with the engine's
+	// own launch command (args: [torchserve, --start]), which an
+	// entrypoint that runs its arguments runs, whatever the image.
+	program bool
 }
 
 // noInv says nothing.
@@ -176,6 +180,14 @@ func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
 			if m := p.re.FindString(head); m != "" {
 				info.matches = append(info.matches, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m)})
 				break
+			}
+		}
+		if argsOnly {
+			for _, p := range rt.commands {
+				if m := p.re.FindString(head); m != "" {
+					info.matches = append(info.matches, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m), program: true})
+					break
+				}
 			}
 		}
 		if !argsOnly {

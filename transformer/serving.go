@@ -198,20 +198,19 @@ func (r *rules) imageWordSignal(x *ctrScope) {
 	}
 }
 
-// imageWord finds the first engine word in the image: in its name, with
-// a version attached (vllm0.5.0) or, when the word is in the last part of
-// the name, the tag's version; else in the tag.
+// imageWord finds the first engine word in the image: in the last part
+// of its name (the organisation's path names who built it, not what it
+// runs: vllm-project/semantic-router/extproc is no vLLM), with a version
+// attached (neuron-sdk2.20-vllm0.5.0) or else the tag's; else in the tag.
 func (r *rules) imageWord(pi *parsedImage) (*engineWord, string) {
-	name := strings.ToLower(pi.img.Repository)
-	last := name[strings.LastIndexByte(name, '/')+1:]
+	repo := strings.ToLower(pi.img.Repository)
+	name := repo[strings.LastIndexByte(repo, '/')+1:]
 	for i := range r.serving.words {
 		w := &r.serving.words[i]
 		if m := w.re.FindStringSubmatchIndex(name); m != nil {
-			v := ""
+			v := pi.tagVersion
 			if vi := w.re.SubexpIndex("version"); m[2*vi] >= 0 {
 				v = Version(strings.TrimPrefix(name[m[2*vi]:m[2*vi+1]], "v"))
-			} else if m[0] >= len(name)-len(last)-1 {
-				v = pi.tagVersion
 			}
 			return w, v
 		}
@@ -271,13 +270,11 @@ func (r *rules) engineNamed(v string) *runtimeRule {
 }
 
 // engineFromSignals claims, for a serving unit whose claims name no
-// engine, the engine its signals point at (an image word, an env family,
+// engine (nor a wrapper of one), the engine its signals point at (an image word, an env family,
 // a label, an engine-only flag), inferred.
 func (r *rules) engineFromSignals(cd *compDetect, u *unit) {
-	for _, h := range cd.hits {
-		if len(h.rule.wraps) == 0 {
-			return
-		}
+	if len(cd.hits) > 0 {
+		return
 	}
 	for _, name := range []string{sigImageWord, sigEnvFamily, sigLabel, sigEngineFlag} {
 		for _, s := range u.signals {

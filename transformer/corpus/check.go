@@ -77,7 +77,8 @@ func Check(c Case, all []Rendered) Outcome {
 	if e.Serving != nil {
 		check(FieldServing, true, *e.Serving == o.Served, fmt.Sprint(*e.Serving), fmt.Sprint(o.Served))
 	}
-	if e.Serving != nil && !*e.Serving {
+	// Not serving, or undecided and not served: the rest does not apply.
+	if e.Serving != nil && !*e.Serving || e.Serving == nil && !o.Served {
 		return o
 	}
 	runtimes := runtimesOf(rs)
