@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/filters"
 	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
@@ -47,14 +48,16 @@ func findCmd(conn *Connection, env Env) *cobra.Command {
 		Short: "Find workloads across the inventory, as `bomstream find` does",
 		Long: `find asks the bomstream API which workloads the filters select; the flags,
 their meaning and the output are those of ` + "`bomstream find`" + `. Without -n it
-looks in every namespace of every cluster bomstream holds.`,
+looks in every namespace of every cluster bomstream holds. With --findings it
+lists only the workloads with open policy findings, each with them (-o json:
+under notes.findings).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := report.CheckFormat(ff.Output); err != nil {
 				return err
 			}
 			fields := ff.Fields(cmd.Flags())
-			if _, err := inventory.ParseQuery(fields, time.Now()); err != nil {
+			if _, _, err := api.ParseQuery(fields, time.Now(), nil); err != nil {
 				return err
 			}
 			t, err := conn.connect(cmd.Context(), env.Getenv)
@@ -69,6 +72,7 @@ looks in every namespace of every cluster bomstream holds.`,
 		},
 	}
 	ff.Bind(cmd.Flags())
+	ff.BindFindings(cmd.Flags())
 	return cmd
 }
 

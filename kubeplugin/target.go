@@ -2,9 +2,12 @@ package kubeplugin
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +40,10 @@ const (
 type Connection struct {
 	Kubeconfig, Context string
 	APIURL, TokenFile   string
+	// APICA is a PEM file of the CA the API's certificate is checked
+	// against, and APIServerName the name it must hold (default: the
+	// host of APIURL), for an https APIURL.
+	APICA, APIServerName string
 	// BomstreamNamespace and Service narrow the search for the API
 	// Service: by default any namespace, by the chart's labels.
 	BomstreamNamespace, Service string
@@ -47,6 +54,8 @@ func (o *Connection) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
 	f.StringVar(&o.Context, "context", "", "the kubeconfig context to use (default: the current one)")
 	f.StringVar(&o.APIURL, "api-url", "", "ask the bomstream API at this URL (http://127.0.0.1:8080 through a port-forward) instead of through the API server's service proxy")
+	f.StringVar(&o.APICA, "api-ca", "", "PEM file of the CA that signed the API's certificate, for an https --api-url (default: the system's roots)")
+	f.StringVar(&o.APIServerName, "api-server-name", "", "the name the API's certificate must hold, for an https --api-url (default: its host; through a port-forward, the Service's DNS name)")
 	f.StringVar(&o.TokenFile, "token-file", "", "file holding the bomstream API's token (default through the proxy: the Secret the Service names, when readable)")
 	f.StringVar(&o.BomstreamNamespace, "bomstream-namespace", "", "the namespace of bomstream's API Service (default: found by its labels in any namespace)")
 	f.StringVar(&o.Service, "service", "", "the name of bomstream's API Service (default: found by its labels "+ServiceSelector+")")
@@ -79,8 +88,16 @@ func (o *Connection) connect(ctx context.Context, getenv func(string) string) (*
 		return nil, err
 	}
 	if o.APIURL != "" {
-		t.api = &client.Client{Base: o.APIURL, HTTP: &http.Client{Timeout: o.Timeout}, Token: token, Via: o.APIURL}
+		hc, err := o.directClient()
+		if err != nil {
+			return nil, err
+		}
+		t.api = &client.Client{Base: o.APIURL, HTTP: hc, Token: token, Via: o.APIURL}
 		return t, nil
+	}
+	if o.APICA != "" || o.APIServerName != "" {
+		return nil, errors.New("--api-ca and --api-server-name go with --api-url: through the service proxy the API server " +
+			"connects to the pod (https: for a Service port of appProtocol https) and does not check its certificate")
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
@@ -114,9 +131,37 @@ func (o *Connection) connect(ctx context.Context, getenv func(string) string) (*
 		Name(scheme + ":" + svc.Name + ":" + port).SubResource("proxy").URL()
 	base.RawQuery = "" // the client's own parameters (timeout=) are not the API's
 	t.api = &client.Client{Base: base.String(), HTTP: hc, Token: token,
-		Via: fmt.Sprintf("service %s (port %s) through the API server's service proxy at %s", name, port, cfg.Host)}
+		Via: fmt.Sprintf("service %s (port %s) through the API server's service proxy (%s:) at %s", name, port, scheme, cfg.Host)}
 	t.cluster = svc.Annotations[AnnotationCluster]
 	return t, nil
+}
+
+// directClient is the HTTP client of --api-url: with --api-ca it trusts
+// that CA alone, with --api-server-name it checks that name.
+func (o *Connection) directClient() (*http.Client, error) {
+	hc := &http.Client{Timeout: o.Timeout}
+	if o.APICA == "" && o.APIServerName == "" {
+		return hc, nil
+	}
+	u, err := url.Parse(o.APIURL)
+	if err != nil || u.Scheme != "https" {
+		return nil, fmt.Errorf("--api-ca and --api-server-name need an https --api-url, not %q", o.APIURL)
+	}
+	tc := &tls.Config{ServerName: o.APIServerName, MinVersion: tls.VersionTLS12}
+	if o.APICA != "" {
+		b, err := os.ReadFile(o.APICA)
+		if err != nil {
+			return nil, fmt.Errorf("--api-ca: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("--api-ca %s: no PEM certificate", o.APICA)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	hc.Transport = tr
+	return hc, nil
 }
 
 // clientConfig reads the kubeconfig as kubectl does: --kubeconfig, else

@@ -14,8 +14,10 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/inventory/filters"
 	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
 )
 
 // findingsCmd is `bomstream findings`: the policy findings on FINDINGS
@@ -160,10 +162,28 @@ func findingsRulesCmd() *cobra.Command {
 // findingsAPIHook serves /api/v1/findings beside the workloads, under the
 // same token check: the current state of every finding, filtered and
 // paged (findings.Handler), from the process's findings index once it has
-// read FINDINGS.
+// read FINDINGS; and the workloads' findings=true filter (find --findings
+// through the API).
 func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
 	s.Handle("GET /api/v1/findings", findings.Handler(p.bus, p.findingsIx))
+	s.FilterFindings(apiFindings{p.findingsIx, p.bus})
 	return nil
+}
+
+// apiFindings answers the API's findings filter: which workloads have
+// open findings from the index, their events from FINDINGS.
+type apiFindings struct {
+	*findings.Index
+	bus *stream.Bus
+}
+
+func (a apiFindings) Open(ctx context.Context, ws []schemas.Workload) ([][]schemas.FindingEvent, error) {
+	wfs, err := findings.OpenFor(ctx, a.bus, ws)
+	out := make([][]schemas.FindingEvent, len(wfs))
+	for i, wf := range wfs {
+		out[i] = wf.Findings
+	}
+	return out, err
 }
 
 // findingsFindHook is `find --findings`: only the workloads with open
@@ -172,7 +192,7 @@ func findingsFindHook() findHook {
 	var on bool
 	return findHook{
 		bind: func(f *pflag.FlagSet) {
-			f.BoolVar(&on, "findings", false, "only workloads with open policy findings, with the findings (in -o json, under notes.findings)")
+			f.BoolVar(&on, "findings", false, filters.FindingsUsage)
 		},
 		apply: func(ctx context.Context, p *pipeline, q *inventory.Query) error {
 			if !on {

@@ -167,6 +167,7 @@ func (r rendering) one(t testing.TB, kind, name string) *unstructured.Unstructur
 // server test checks the list against the server's discovery.
 var clusterScoped = map[string]bool{
 	"ClusterRole":                    true,
+	"Certificate":                    false,
 	"ClusterRoleBinding":             true,
 	"ConfigMap":                      false,
 	"Deployment":                     false,

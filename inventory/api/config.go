@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Config is the API's listener. The zero Config serves nothing.
@@ -96,11 +98,11 @@ func Listen(c Config) (net.Listener, error) {
 }
 
 func (c Config) tlsConfig() (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
-	if err != nil {
-		return nil, fmt.Errorf("api.tlsCert: %w", err)
+	kp := &keyPair{certFile: c.TLSCert, keyFile: c.TLSKey}
+	if err := kp.reload(); err != nil {
+		return nil, err
 	}
-	tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	tc := &tls.Config{GetCertificate: kp.get, MinVersion: tls.VersionTLS12}
 	if c.ClientCA != "" {
 		pem, err := os.ReadFile(c.ClientCA)
 		if err != nil {
@@ -113,4 +115,55 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
 	return tc, nil
+}
+
+// keyPair is the server's certificate, read again when its files change:
+// a certificate renewed in place (cert-manager rewrites the Secret, the
+// kubelet swaps the mounted files) is served from the next handshake on.
+// A pair that does not load (caught half-written) keeps the last good one
+// until the files change again.
+type keyPair struct {
+	certFile, keyFile string
+
+	mu     sync.Mutex
+	cert   *tls.Certificate
+	stamp  [2]time.Time // modification times of the files loaded
+	failed [2]time.Time // of the files that last failed to load
+}
+
+// stamps are the files' modification times (zero when one cannot be read).
+func (kp *keyPair) stamps() [2]time.Time {
+	var out [2]time.Time
+	for i, f := range []string{kp.certFile, kp.keyFile} {
+		if fi, err := os.Stat(f); err == nil {
+			out[i] = fi.ModTime()
+		}
+	}
+	return out
+}
+
+// reload loads the pair when its files changed since the last load.
+func (kp *keyPair) reload() error {
+	st := kp.stamps()
+	kp.mu.Lock()
+	defer kp.mu.Unlock()
+	if kp.cert != nil && (st == kp.stamp || st == kp.failed) {
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(kp.certFile, kp.keyFile)
+	if err != nil {
+		kp.failed = st
+		return fmt.Errorf("api.tlsCert %s, api.tlsKey %s: %w", kp.certFile, kp.keyFile, err)
+	}
+	kp.cert, kp.stamp = &cert, st
+	return nil
+}
+
+// get is tls.Config.GetCertificate: the pair, reloaded if its files
+// changed, else the last good one.
+func (kp *keyPair) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	_ = kp.reload() // a pair that does not load keeps the last good one
+	kp.mu.Lock()
+	defer kp.mu.Unlock()
+	return kp.cert, nil
 }

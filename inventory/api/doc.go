@@ -3,7 +3,9 @@
 //	GET /api/v1/workloads?FIELD=VALUE...&limit=N&continue=TOKEN
 //	    the workloads a query selects (inventory.Fields, the same names
 //	    and meaning as `bomstream find`'s flags), in name order, a page at a
-//	    time: {"items": [...], "total": N, "continue": "..."}
+//	    time: {"items": [...], "total": N, "continue": "..."}; with
+//	    findings=true only those with open policy findings, each with them
+//	    under notes.findings (`find --findings`; Server.FilterFindings)
 //	GET /api/v1/workloads/{cluster}/{namespace}/{kind}/{name}[?at=TIME]
 //	    one workload (namespace "-" when cluster-scoped) with every version
 //	GET /api/v1/workloads/{cluster}/{namespace}/{kind}/{name}/bom[?at=TIME|version=CHANGESEQ]
@@ -15,6 +17,11 @@
 // Other packages add routes with Server.Handle (policy findings add
 // /api/v1/findings) and query fields with Server.Extend; both go through
 // the same authentication.
+//
+// With Config.TLSCert and TLSKey the listener serves HTTPS; a certificate
+// renewed in place (cert-manager renewing the chart's Certificate, the
+// kubelet swapping the mounted Secret's files) is read again at the next
+// handshake after its files change, with no restart.
 //
 // The listener is guarded as the embedded NATS listener is: on a loopback
 // address it may be open; anywhere else Config.Validate requires a bearer

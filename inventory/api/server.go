@@ -36,6 +36,8 @@ type Server struct {
 	mux   *http.ServeMux
 	ext   map[string]inventory.Extension
 	login http.Handler
+	// findings answers findings=true (FilterFindings); nil: refused.
+	findings Findings
 	// Now is the time durations count back from (at=72h).
 	Now func() time.Time
 }
@@ -170,10 +172,16 @@ func (s *Server) workloads(w http.ResponseWriter, r *http.Request) {
 	}
 	delete(params, "limit")
 	delete(params, "continue")
-	q, err := inventory.ParseQueryWith(params, s.Now(), s.ext)
+	q, withFindings, err := ParseQuery(params, s.Now(), s.ext)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
+	}
+	if withFindings {
+		if code, err := s.filterFindings(&q); err != nil {
+			writeError(w, code, err)
+			return
+		}
 	}
 	all := s.ix.Find(q)
 	start := 0
@@ -195,6 +203,12 @@ func (s *Server) workloads(w http.ResponseWriter, r *http.Request) {
 	}
 	if page.Items == nil {
 		page.Items = []inventory.Entry{}
+	}
+	if withFindings {
+		if err := s.annotate(r.Context(), page.Items); err != nil {
+			writeError(w, http.StatusBadGateway, err)
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, page)
 }

@@ -12,16 +12,18 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // Client asks one inventory API. It is safe for concurrent use.
 type Client struct {
 	// Base is the API's root, to which /api/v1/... is appended:
-	// http://host:port, or the API server's service proxy URL
-	// (.../api/v1/namespaces/NS/services/http:SVC:PORT/proxy).
+	// http://host:port or https://host:port, or the API server's service
+	// proxy URL (.../api/v1/namespaces/NS/services/http:SVC:PORT/proxy,
+	// https:SVC:PORT for an API that serves TLS).
 	Base string
-	// HTTP sends the requests: http.DefaultClient for an API reached
-	// directly, the kubeconfig's client through the service proxy.
+	// HTTP sends the requests: for an API reached directly, a client that
+	// trusts its CA (https); through the service proxy, the kubeconfig's.
 	HTTP *http.Client
 	// Token, when set, is sent as X-Bomstream-Token.
 	Token string
@@ -35,7 +37,10 @@ type Client struct {
 const TokenHeader = "X-Bomstream-Token"
 
 // Find lists the workloads the query fields select (the names of
-// inventory.Fields, as `bomstream find` flags), reading every page.
+// inventory.Fields, as `bomstream find` flags, and api.FindingsField),
+// reading every page. Open findings (findings=true) come back in each
+// entry's notes as []schemas.FindingEvent, as `bomstream find --findings`
+// holds them.
 func (c *Client) Find(ctx context.Context, fields map[string][]string) ([]inventory.Entry, error) {
 	var out []inventory.Entry
 	next := ""
@@ -47,15 +52,60 @@ func (c *Client) Find(ctx context.Context, fields map[string][]string) ([]invent
 		if next != "" {
 			q.Set("continue", next)
 		}
-		var page api.Page
+		var page wirePage
 		if err := c.getJSON(ctx, "/api/v1/workloads", q, &page); err != nil {
 			return nil, err
 		}
-		out = append(out, page.Items...)
+		for i := range page.Items {
+			e, err := page.Items[i].entry()
+			if err != nil {
+				return nil, fmt.Errorf("GET /api/v1/workloads via %s: read answer: %s: %w", c.Via, e.Key(), err)
+			}
+			out = append(out, e)
+		}
 		if next = page.Continue; next == "" {
 			return out, nil
 		}
 	}
+}
+
+// wirePage is api.Page as read: each entry's notes kept raw, to be read
+// into their types (the open findings as schemas.FindingEvent, as
+// `bomstream find --findings` holds them), not as generic maps.
+type wirePage struct {
+	Items    []wireEntry `json:"items"`
+	Continue string      `json:"continue,omitempty"`
+}
+
+type wireEntry struct {
+	inventory.Entry
+	Notes map[string]json.RawMessage `json:"notes,omitempty"`
+}
+
+// entry is the item with its notes read: findings as FindingEvents, any
+// other note as JSON values.
+func (it *wireEntry) entry() (inventory.Entry, error) {
+	e := it.Entry
+	if len(it.Notes) == 0 {
+		return e, nil
+	}
+	e.Notes = make(map[string]any, len(it.Notes))
+	for k, raw := range it.Notes {
+		var err error
+		if k == api.NoteFindings {
+			var fs []schemas.FindingEvent
+			err = json.Unmarshal(raw, &fs)
+			e.Notes[k] = fs
+		} else {
+			var v any
+			err = json.Unmarshal(raw, &v)
+			e.Notes[k] = v
+		}
+		if err != nil {
+			return e, fmt.Errorf("note %s: %w", k, err)
+		}
+	}
+	return e, nil
 }
 
 // Workload is one workload with every version, as of at ("" is now).

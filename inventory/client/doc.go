@@ -1,6 +1,7 @@
 // Package client reads the inventory's HTTP API (package inventory/api):
-// the workloads a query selects, one workload with its versions, and the
-// BOM in effect. It is what the kubectl plugin (package kubeplugin) asks,
+// the workloads a query selects (with their open findings when the query
+// asks findings=true), one workload with its versions, and the BOM in
+// effect. It is what the kubectl plugin (package kubeplugin) asks,
 // directly (--api-url) or through the Kubernetes API server's service
 // proxy, whose URL and authenticated http.Client the caller gives.
 //

@@ -7,7 +7,7 @@ import (
 // Flags are find's filters and its output format.
 type Flags struct {
 	models, runtimes, digests, images, clusters, namespaces, kinds, states []string
-	unpinned, inferredOnly                                                 bool
+	unpinned, inferredOnly, findings                                       bool
 	changedSince, at                                                       string
 	// Output is table, json or csv (report.Formats).
 	Output string
@@ -30,8 +30,19 @@ func (ff *Flags) Bind(f *pflag.FlagSet) {
 	f.StringVarP(&ff.Output, "output", "o", "table", "table, json or csv")
 }
 
+// FindingsUsage is the help of find's --findings.
+const FindingsUsage = "only workloads with open policy findings, with the findings (in -o json, under notes.findings)"
+
+// BindFindings adds --findings, which Fields then gives as findings=true,
+// the API's findings filter (api.FindingsField): `kubectl bomstream find`
+// binds it; `bomstream find` binds its own, answered from FINDINGS.
+func (ff *Flags) BindFindings(f *pflag.FlagSet) {
+	f.BoolVar(&ff.findings, "findings", false, FindingsUsage)
+}
+
 // Fields is the query the flags of f set, as inventory.ParseQuery reads
-// it and as the API's query parameters: field name to values.
+// it (api.ParseQuery with --findings) and as the API's query parameters:
+// field name to values.
 func (ff *Flags) Fields(f *pflag.FlagSet) map[string][]string {
 	out := map[string][]string{}
 	lists := map[string][]string{"model": ff.models, "runtime": ff.runtimes, "digest": ff.digests, "image": ff.images,
@@ -46,7 +57,7 @@ func (ff *Flags) Fields(f *pflag.FlagSet) map[string][]string {
 			out[k] = []string{v}
 		}
 	}
-	for k, v := range map[string]bool{"unpinned": ff.unpinned, "inferred-only": ff.inferredOnly} {
+	for k, v := range map[string]bool{"unpinned": ff.unpinned, "inferred-only": ff.inferredOnly, "findings": ff.findings} {
 		if v {
 			out[k] = []string{"true"}
 		}

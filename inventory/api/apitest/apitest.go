@@ -1,5 +1,6 @@
 // Package apitest holds what tests of the API's listener rules need: a
-// client that is not on loopback.
+// client that is not on loopback (RemoteIP), and a certificate authority
+// made in the test with the server certificates it issues (PKI).
 package apitest
 
 import (

@@ -85,6 +85,7 @@ empty.
 {{- if and .Values.api.enabled (not .Values.api.token.secretName) -}}
 {{- fail "api.token.secretName: the API listens on the pod's address and needs a token: the Secret holding it (kubectl create secret generic bomstream-api --from-literal=token=...)" -}}
 {{- end -}}
+{{- include "bomstream.validateAPITLS" . -}}
 {{- if and .Values.networkPolicy.enabled (not .Values.networkPolicy.apiServer.cidrs) -}}
 {{- fail "networkPolicy.apiServer.cidrs: give the API server's addresses (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes)" -}}
 {{- end -}}
@@ -205,11 +206,43 @@ workingDir: {{ include "bomstream.dataDir" $ }}
 {{- if include "bomstream.distributed" . }}sink{{ else }}all-in-one{{ end -}}
 {{- end -}}
 
-{{/* The inventory API's arguments, mount and volume (api.enabled). */}}
+{{/* The API's TLS settings that cannot be said in the schema. */}}
+{{- define "bomstream.validateAPITLS" -}}
+{{- $t := .Values.api.tls -}}
+{{- $issuer := $t.certManager.issuerRef.name -}}
+{{- if and $t.enabled (not .Values.api.enabled) -}}
+{{- fail "api.tls.enabled: the API is off: set api.enabled=true too" -}}
+{{- end -}}
+{{- if and $t.enabled $t.secretName $issuer -}}
+{{- fail "api.tls: api.tls.secretName (an existing Secret) and api.tls.certManager.issuerRef.name (a Certificate the chart renders) are alternatives: set one" -}}
+{{- end -}}
+{{- if and $t.enabled (not $t.secretName) (not $issuer) -}}
+{{- fail "api.tls: give the certificate: api.tls.secretName (an existing kubernetes.io/tls Secret) or api.tls.certManager.issuerRef.name (a cert-manager Issuer for the Certificate the chart renders)" -}}
+{{- end -}}
+{{- if and (not $t.enabled) (or $t.secretName $issuer) -}}
+{{- fail "api.tls: a certificate is given but api.tls.enabled is false, so the API would serve plain HTTP: set api.tls.enabled=true, or remove api.tls.secretName and api.tls.certManager.issuerRef.name" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the API serves TLS, else empty. */}}
+{{- define "bomstream.apiTLS" -}}
+{{- if and .Values.api.enabled .Values.api.tls.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the API's certificate: the given one, or the Certificate's. */}}
+{{- define "bomstream.apiTLSSecret" -}}
+{{- .Values.api.tls.secretName | default (printf "%s-api-tls" (include "bomstream.fullname" .)) -}}
+{{- end -}}
+
+{{/* The inventory API's arguments, mounts and volumes (api.enabled). */}}
 {{- define "bomstream.apiArgs" -}}
 {{- if .Values.api.enabled }}
 - --api-listen=:{{ .Values.api.port }}
 - --api-token-file={{ include "bomstream.secretsDir" . }}/api/token
+{{- end }}
+{{- if include "bomstream.apiTLS" . }}
+- --api-tls-cert={{ include "bomstream.secretsDir" . }}/api-tls/tls.crt
+- --api-tls-key={{ include "bomstream.secretsDir" . }}/api-tls/tls.key
 {{- end }}
 {{- end -}}
 
@@ -217,6 +250,11 @@ workingDir: {{ include "bomstream.dataDir" $ }}
 {{- if .Values.api.enabled }}
 - name: api-token
   mountPath: {{ include "bomstream.secretsDir" . }}/api
+  readOnly: true
+{{- end }}
+{{- if include "bomstream.apiTLS" . }}
+- name: api-tls
+  mountPath: {{ include "bomstream.secretsDir" . }}/api-tls
   readOnly: true
 {{- end }}
 {{- end -}}
@@ -230,6 +268,17 @@ workingDir: {{ include "bomstream.dataDir" $ }}
     items:
       - key: {{ .Values.api.token.key }}
         path: token
+{{- end }}
+{{- if include "bomstream.apiTLS" . }}
+- name: api-tls
+  secret:
+    secretName: {{ include "bomstream.apiTLSSecret" . }}
+    defaultMode: 0440
+    items:
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
 {{- end }}
 {{- end -}}
 
