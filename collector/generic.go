@@ -32,6 +32,13 @@ const (
 	maxGenericSpecs = 64
 )
 
+// genericRoles are the names of list items holding a pod template that
+// say the template's role.
+var genericRoles = map[string]bool{
+	"prefill": true, "decode": true, "leader": true, "worker": true, "router": true,
+	"frontend": true, "head": true, "encode": true,
+}
+
 // podTemplateWords are the path segments that name no component.
 var podTemplateWords = map[string]bool{
 	"spec": true, "template": true, "podSpec": true, "podTemplate": true,
@@ -57,6 +64,11 @@ func genericProfile(obj map[string]any, group, kind string) *profile {
 		cs := componentSpec{
 			Path: raw, Name: cname, Volumes: "volumes",
 			Containers: []containerSpec{{List: "containers"}, {List: "initContainers", Init: true}},
+		}
+		if genericRoles[strings.ToLower(s.name)] {
+			// A pod template in a list item named after a role (an
+			// AIBrix StormService's roles: [{name: prefill, ...}]).
+			cs.Roles = []string{strings.ToLower(s.name)}
 		}
 		if len(s.path) >= 2 && s.path[len(s.path)-1] == "spec" {
 			cs.Labels = "../metadata.labels"

@@ -46,7 +46,7 @@ spec:
 w2 [] @spec.podSpec
   engine "e:1" @spec.podSpec.containers[0]
 `, nil},
-		{"workers named after the items", `
+		{"workers named after the items; a role's name is its role", `
 apiVersion: inference.example.com/v1
 kind: Widget
 metadata: {name: w3, namespace: ml}
@@ -68,9 +68,9 @@ spec:
         containers:
         - {name: engine, image: "e:3"}
 `, `
-prefill [] @spec.workers[0].template.spec
+prefill [prefill] @spec.workers[0].template.spec
   engine "e:1" @spec.workers[0].template.spec.containers[0]
-decode [] @spec.workers[1].template.spec
+decode [decode] @spec.workers[1].template.spec
   engine "e:2" @spec.workers[1].template.spec.containers[0]
 workers-2 [] @spec.workers[2].template.spec
   engine "e:3" @spec.workers[2].template.spec.containers[0]
@@ -190,7 +190,7 @@ spec:
 		t.Errorf("fields = %s", fields(in.Fields))
 	}
 	wantShape(t, "g", in, `
-Worker [] @spec.components[0].podTemplate.spec
+Worker [worker] @spec.components[0].podTemplate.spec
   main "dyn/runtime:9" @spec.components[0].podTemplate.spec.containers[0]
 `)
 	// The same object at a version the profile reads is read by it.

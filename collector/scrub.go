@@ -142,6 +142,12 @@ func (r *argRedactor) shellOptions(words, out []string, i, depth int) (next int,
 		}
 		out[i] = schemas.RedactText(t)
 		if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
+			// "--" ends the options: the script is the word after it
+			// (the transformer's argParser.argv reads it the same way).
+			if words[i+1] == "--" && i+2 < len(words) {
+				i++
+				out[i] = "--"
+			}
 			out[i+1] = r.script(words[i+1], true, depth+1)
 			// $0 and the script's positional parameters: no rule
 			// reads them, but they are words like any others.

@@ -16,7 +16,7 @@ func testRedactor(t testing.TB, argAllow ...string) *argRedactor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newArgRedactor(decl, argAllow, map[string]bool{"MODEL_ID": true})
+	return newArgRedactor(decl, argAllow, envAllowList{names: map[string]bool{"MODEL_ID": true}})
 }
 
 func TestRedactArgv(t *testing.T) {
@@ -111,6 +111,12 @@ func TestRedactScript(t *testing.T) {
 	c, a := r.command([]string{"/bin/sh", "-c"}, []string{"vllm serve org/m --api-key x1"})
 	if c[0] != "/bin/sh" || c[1] != "-c" || a[0] != "vllm serve org/m --api-key REDACTED" {
 		t.Errorf("sh -c in args: %q %q", c, a)
+	}
+	// "--" ends the shell's options: the script is the word after it
+	// (`bash -lc -- "script"` in KubeRay and AIBrix samples).
+	c, a = r.command([]string{"/bin/bash", "-lc", "--"}, []string{"ray start --head; vllm serve org/m --api-key x1"})
+	if c[2] != "--" || !strings.Contains(a[0], "vllm serve org/m --api-key REDACTED") || strings.Contains(a[0], "x1") {
+		t.Errorf("bash -lc -- script: %q %q", c, a)
 	}
 }
 

@@ -129,6 +129,10 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 				break
 			}
 			if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
+				// "--" ends the options: the script is the word after it.
+				if words[i+1].Text == "--" && i+2 < len(words) {
+					i++
+				}
 				p.script(words[i+1], depth)
 				return
 			}

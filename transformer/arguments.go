@@ -52,6 +52,9 @@ func (rs RuleSet) valueFlags() map[string]bool {
 		}
 	}
 	add(m.ListFlags)
+	for _, jf := range m.JSONFlags {
+		add(jf.Flags)
+	}
 	for _, d := range rs.Downloads {
 		add(d.DestFlags)
 		add(d.RevisionFlags)

@@ -89,6 +89,8 @@ type rules struct {
 	listFlags        map[string]bool
 	listEnv          map[string]bool
 	pairs            []FieldPair
+	stored           []FieldPair
+	jsonFlags        map[string][]string // flag -> keys of its JSON value that name a model
 	clientFlags      map[string]bool
 	clientEnv        []*regexp.Regexp
 	presets          map[string]map[string]string
@@ -197,6 +199,8 @@ func compileRules(rs RuleSet) (*rules, error) {
 		listFlags:        set(m.ListFlags),
 		listEnv:          set(m.ListEnv),
 		pairs:            m.Pairs,
+		stored:           m.Stored,
+		jsonFlags:        map[string][]string{},
 		clientFlags:      set(m.ClientFlags),
 		presets:          m.Presets,
 		memo:             newMatchMemo(),
@@ -364,6 +368,11 @@ func (r *rules) compileModels(m ModelRules) error {
 	}
 	if r.modelEnvRE, err = compileAll("models.envPatterns", m.EnvPatterns); err != nil {
 		return err
+	}
+	for _, jf := range m.JSONFlags {
+		for _, f := range jf.Flags {
+			r.jsonFlags[f] = append(r.jsonFlags[f], jf.Keys...)
+		}
 	}
 	if m.NIMImage != "" {
 		re, err := regexp.Compile(m.NIMImage)

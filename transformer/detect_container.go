@@ -81,6 +81,41 @@ func (r *rules) containerClaims(cd *compDetect, x *ctrScope, c *schemas.Componen
 	r.servingSignals(x, infos, c, d)
 }
 
+// fileSrc is the Src of the words of the script ct.Files[0]; those of
+// Files[i] are fileSrc-i. Env values are -1-k, command and args from 0.
+const fileSrc = -1 << 30
+
+// scriptFiles appends to invs the commands of the start scripts a
+// ConfigMap puts in the container that one of invs runs (command:
+// [/scripts/start.sh], or sh /scripts/start.sh), as if they stood in the
+// manifest; their words' locators name the ConfigMap key.
+func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[string]string) []Invocation {
+	if len(ct.Files) == 0 {
+		return invs
+	}
+	n := len(invs)
+	for ii := 0; ii < n; ii++ {
+		inv := &invs[ii]
+		path := inv.Program
+		if path == "" && len(inv.Words) > 0 {
+			path = inv.Words[0].Text
+		} else if isShell(path) && len(inv.Positionals) > 0 {
+			path = inv.Positionals[0].Text
+		}
+		for i := range ct.Files {
+			f := &ct.Files[i]
+			if f.Kind != schemas.FileScript || f.Path != path || f.Text == "" {
+				continue
+			}
+			src := fileSrc - i
+			p := argParser{opt: ParseOptions{Env: env, Booleans: r.booleans}, shell: r.shellOf}
+			p.script(Word{Text: f.Text, Src: src}, 1)
+			invs = append(invs, p.out...)
+		}
+	}
+	return invs
+}
+
 // readContainer reads into x what ct runs: its command and args, and the
 // env vars read as arguments (rules argsEnv).
 func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
@@ -94,6 +129,7 @@ func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
 		}
 	}
 	x.invs = parseArgs(ct.Command, ct.Args, ParseOptions{Env: x.env, Booleans: r.booleans}, r.shellOf)
+	x.invs = r.scriptFiles(ct, x.invs, x.env)
 	for k, e := range ct.Env {
 		if !r.argsEnv[e.Name] || e.Value == "" || e.Redacted {
 			continue
@@ -177,6 +213,8 @@ func (c *ctrScope) imageHit(name string) bool {
 // loc is the locator of the command, args or env element src.
 func (c *ctrScope) loc(src int) string {
 	switch {
+	case src <= fileSrc:
+		return c.ct.Files[fileSrc-src].Locator
 	case src < 0:
 		return c.ct.Locator + ".env[" + strconv.Itoa(-1-src) + "]"
 	case src < len(c.locs):

@@ -31,7 +31,7 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 		if r.envFields[f.Name] {
 			r.envFieldClaims(cd, d, f)
 		}
-		if r.modelFields[f.Name] {
+		if r.modelFields[f.Name] && !r.storedClaim(cd, d, fields, f) {
 			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 		}
 		r.modelFieldClaims(cd, d, fields, f)
@@ -50,6 +50,33 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 	} else if hfName != "" {
 		r.addModel(cd, d, modelClaim{value: hfName, hf: true, conf: confDeclared, how: "field hfModelName", locator: hfLoc})
 	}
+}
+
+// storedClaim: f is a store (pvc://, s3://, a path) and a field beside it
+// (models.stored) gives the Hugging Face id of what it holds: that id is
+// the model, inferred, with the store as its path. It reports whether it
+// claimed the model.
+func (r *rules) storedClaim(cd *compDetect, d *detection, fields []schemas.Field, f *schemas.Field) bool {
+	for _, p := range r.stored {
+		if p.Source != f.Name {
+			continue
+		}
+		if mi := r.classify(f.Value, false); mi.kind == locHF || mi.kind == locName || mi.ignored {
+			return false
+		}
+		for i := range fields {
+			n := &fields[i]
+			if n.Name != p.Name || !sourced(fields, n, f.Name) {
+				continue
+			}
+			if mi := r.classify(n.Value, false); mi.kind == locHF && strings.Contains(mi.id, "/") {
+				r.addModel(cd, d, modelClaim{value: n.Value, hf: true, conf: confInferred, how: "field " + n.Name + ", held by " + f.Name,
+					locator: n.Locator, path: f.Value, pathLocator: f.Locator})
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // envFieldClaims reads a field holding an env variable ("NAME=value") as

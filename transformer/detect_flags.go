@@ -1,6 +1,7 @@
 package transformer
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
@@ -32,6 +33,9 @@ func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 		}
 		if r.listFlags[f.Name] {
 			listFlagModels(inv, f, x)
+		}
+		if keys := r.jsonFlags[f.Name]; keys != nil {
+			jsonFlagModels(x, f, keys)
 		}
 		if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
 			x.revision = f.Value
@@ -67,6 +71,19 @@ func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 			if !seen {
 				cd.engineFlags = append(cd.engineFlags, namedProof{name: en, p: proof{conf: confInferred, value: "engine flag " + f.Name, locator: x.loc(f.Src)}})
 			}
+		}
+	}
+}
+
+// jsonFlagModels claims the models the keys of a JSON flag value name.
+func jsonFlagModels(x *ctrScope, f Flag, keys []string) {
+	var obj map[string]any
+	if json.Unmarshal([]byte(f.Value), &obj) != nil {
+		return
+	}
+	for _, k := range keys {
+		if v, ok := obj[k].(string); ok && v != "" {
+			x.claim(modelClaim{value: v, conf: confDeclared, how: "flag " + f.Name + " " + k, locator: x.loc(f.ValueSrc)})
 		}
 	}
 }

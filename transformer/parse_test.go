@@ -161,3 +161,13 @@ func TestParseArgsLarge(t *testing.T) {
 	script := strings.Repeat("a $(b ${c '\"d; ", 1<<16)
 	ParseArgs([]string{"bash", "-c", script}, nil)
 }
+
+// `bash -lc -- SCRIPT`: "--" ends the shell's options, the script is the
+// word after it (KubeRay and AIBrix samples start vLLM so). It was read as
+// the script "--", and the model of the vllm serve in the script was lost.
+func TestParseArgsShellDoubleDash(t *testing.T) {
+	invs := ParseArgs([]string{"/bin/bash", "-lc", "--"}, []string{"ray start --head; vllm serve Qwen/Qwen2.5-Coder-7B-Instruct --tensor-parallel-size 2"})
+	if len(invs) != 2 || invs[1].Program != "vllm" || len(invs[1].Positionals) < 2 || invs[1].Positionals[1].Text != "Qwen/Qwen2.5-Coder-7B-Instruct" {
+		t.Fatalf("invocations %+v", invs)
+	}
+}

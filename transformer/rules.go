@@ -237,9 +237,25 @@ type ModelRules struct {
 	// Source beside it (the same parent in the document) says where the
 	// model comes from: then Source is the model and Name its served name.
 	Pairs []FieldPair `json:"pairs,omitempty"`
+	// JSONFlags take a JSON object some of whose keys name a model (a
+	// speculative decoding draft model: --speculative-config
+	// '{"model": ...}').
+	JSONFlags []JSONFlag `json:"jsonFlags,omitempty"`
+	// Stored are served names (Name) that are the Hugging Face id of what
+	// a store beside them holds (Source: pvc://, s3://, gs://, a path):
+	// the model is the id, found at the store (an LLMInferenceService's
+	// spec.model.name beside a pvc:// uri).
+	Stored []FieldPair `json:"stored,omitempty"`
 	// Presets map the values of a field to the Hugging Face ids they stand
 	// for (an operator's catalog of preset names).
 	Presets map[string]map[string]string `json:"presets,omitempty"`
+}
+
+// JSONFlag is a flag whose value is a JSON object, and the keys of it
+// that name a model.
+type JSONFlag struct {
+	Flags []string `json:"flags"`
+	Keys  []string `json:"keys"`
 }
 
 // FieldPair is a served name and the source of the same model.
@@ -326,6 +342,8 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.ListFlags = append(m.ListFlags, u.ListFlags...)
 	m.ListEnv = append(m.ListEnv, u.ListEnv...)
 	m.Pairs = append(m.Pairs, u.Pairs...)
+	m.Stored = append(m.Stored, u.Stored...)
+	m.JSONFlags = append(m.JSONFlags, u.JSONFlags...)
 	m.ClientFlags = append(m.ClientFlags, u.ClientFlags...)
 	m.ClientEnv = append(m.ClientEnv, u.ClientEnv...)
 	for field, presets := range u.Presets {

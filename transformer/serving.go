@@ -176,6 +176,11 @@ func (r *rules) commandSignals(x *ctrScope, infos []*invInfo) {
 			break
 		}
 	}
+	// A one-shot script that starts the engine in the background only
+	// uses it for its foreground work (serve &; pull; exit).
+	if hasSignal(x.sig, sigOneShot) && hasSignal(x.sig, sigLaunchBg) && !hasSignal(x.sig, sigLaunch) {
+		x.signal(s, sigHelper, "the engine runs in the background of a script that ends", x.ct.Locator, nil)
+	}
 	// An idle command after a launch in the same script keeps the
 	// container alive for the server: it is not idle.
 	if hasSignal(x.sig, sigIdle) && (hasSignal(x.sig, sigLaunch) || hasSignal(x.sig, sigLaunchBg)) {

@@ -66,13 +66,14 @@ const (
 	sigConvert     = "convert"     // it converts, compiles or quantizes a model
 	sigTraining    = "training"    // it trains or fine-tunes
 	sigOneShot     = "oneShot"     // its workload runs to completion
+	sigHelper      = "helper"      // in a one-shot workload, the engine only runs in the background of the script
 	sigInit        = "init"        // an init container: done before the server starts
 )
 
 // signalNames are the signals a weight can be given to.
 var signalNames = []string{sigLaunch, sigLaunchBg, sigEntrypoint, sigKind, sigImage, sigImageWord, sigEnvFamily,
 	sigLabel, sigEngineFlag, sigHint, sigServer, sigModel, sigAccelerator, sigPort, sigProbe, sigHealthProbe, sigIdle, sigClient,
-	sigDownload, sigConvert, sigTraining, sigOneShot, sigInit}
+	sigDownload, sigConvert, sigTraining, sigOneShot, sigHelper, sigInit}
 
 // servingRules are ServingRules compiled.
 type servingRules struct {
