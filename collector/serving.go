@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	pathpkg "path"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,8 +18,9 @@ import (
 // it only keeps the pods of unknown owners that serve nothing (the pods of
 // a workflow engine, a CI system) out of the event log.
 type servingSignature struct {
-	images, commands []*regexp.Regexp
-	flags, env       map[string]bool
+	images, commands    []*regexp.Regexp
+	words, envs, accels []*regexp.Regexp
+	flags, env          map[string]bool
 }
 
 // newServingSignature compiles the built-in signature (builtin, of
@@ -30,6 +32,19 @@ func newServingSignature(builtin, more schemas.ServingSignature) (*servingSignat
 		return nil, err
 	}
 	if s.commands, err = compilePatterns("command", builtin.Commands, more.Commands); err != nil {
+		return nil, err
+	}
+	var words []string
+	for _, w := range slices.Concat(builtin.Words, more.Words) {
+		words = append(words, `(?:^|[^a-z])(?:`+w+`)`)
+	}
+	if s.words, err = compilePatterns("word", words, nil); err != nil {
+		return nil, err
+	}
+	if s.envs, err = compilePatterns("env", builtin.EnvPatterns, more.EnvPatterns); err != nil {
+		return nil, err
+	}
+	if s.accels, err = compilePatterns("accelerator", builtin.Accelerators, more.Accelerators); err != nil {
 		return nil, err
 	}
 	for _, f := range slices.Concat(builtin.Flags, more.Flags) {
@@ -78,6 +93,19 @@ func (s *servingSignature) container(ct *schemas.Container) bool {
 				return true
 			}
 		}
+		last := strings.ToLower(pathpkg.Base(reference.Path(named)))
+		for _, re := range s.words {
+			if re.MatchString(last) {
+				return true
+			}
+		}
+	}
+	for _, a := range ct.Accelerators {
+		for _, re := range s.accels {
+			if re.MatchString(strings.ToLower(a)) {
+				return true
+			}
+		}
 	}
 	line := strings.Join(slices.Concat(ct.Command, ct.Args), " ")
 	for _, re := range s.commands {
@@ -93,6 +121,11 @@ func (s *servingSignature) container(ct *schemas.Container) bool {
 	for _, e := range ct.Env {
 		if s.env[e.Name] && (e.Value != "" || e.From != nil) {
 			return true
+		}
+		for _, re := range s.envs {
+			if re.MatchString(e.Name) {
+				return true
+			}
 		}
 	}
 	return false

@@ -62,6 +62,14 @@ type ServingSignature struct {
 	// Flags and Env name a model or an engine setting.
 	Flags []string `json:"flags"`
 	Env   []string `json:"env"`
+	// Words are engines' words inside image names (regex fragments,
+	// bounded by non-letters), EnvPatterns match engines' env families
+	// and numbered model variables, and Accelerators match the
+	// accelerators a container requests (Container.Accelerators): a
+	// container with any of them may serve.
+	Words        []string `json:"words,omitempty"`
+	EnvPatterns  []string `json:"envPatterns,omitempty"`
+	Accelerators []string `json:"accelerators,omitempty"`
 }
 
 // DeclaredArguments returns the built-in argument declaration.

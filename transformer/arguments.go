@@ -113,7 +113,14 @@ func (rs RuleSet) pythonCalls() (calls, keywords map[string]bool) {
 // model flags and env.
 func (rs RuleSet) servingSignature() schemas.ServingSignature {
 	images, commands, flags := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	words, envPatterns := map[string]bool{}, set(rs.Models.EnvPatterns)
 	for _, rt := range rs.Runtimes {
+		for _, w := range rt.Words {
+			words[w] = true
+		}
+		for _, f := range rt.EnvFamilies {
+			envPatterns[f] = true
+		}
 		for _, p := range rt.Images {
 			images[p.Pattern] = true
 		}
@@ -131,10 +138,13 @@ func (rs RuleSet) servingSignature() schemas.ServingSignature {
 		flags[f] = true
 	}
 	return schemas.ServingSignature{
-		Images:   sortedKeys(images),
-		Commands: sortedKeys(commands),
-		Flags:    sortedKeys(flags),
-		Env:      sortedKeys(set(append(append(append([]string(nil), m.Env...), m.HFEnv...), m.ListEnv...))),
+		Images:       sortedKeys(images),
+		Commands:     sortedKeys(commands),
+		Flags:        sortedKeys(flags),
+		Env:          sortedKeys(set(append(append(append([]string(nil), m.Env...), m.HFEnv...), m.ListEnv...))),
+		Words:        sortedKeys(words),
+		EnvPatterns:  sortedKeys(envPatterns),
+		Accelerators: rs.Serving.Accelerators,
 	}
 }
 

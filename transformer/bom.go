@@ -261,7 +261,7 @@ func (b *bomBuilder) metadata(x *bomParts) *cdx.Metadata {
 // it as a whole.
 func (b *bomBuilder) workloadProps(props []cdx.Property) []cdx.Property {
 	w, in, d := b.in.workload, b.in.in, b.d
-	props = slices.Grow(props, 9+2*len(d.simulators)+len(d.noImage)+len(d.roles)+len(d.truncated)+len(b.notes))
+	props = slices.Grow(props, 9+2*len(d.simulators)+len(d.noImage)+len(d.roles)+len(d.truncated)+len(b.notes)+len(d.weakEvidence))
 	props = append(props,
 		prop(propPrefix+"cluster", w.Cluster),
 		prop(propPrefix+"namespace", w.Namespace),
@@ -278,6 +278,14 @@ func (b *bomBuilder) workloadProps(props []cdx.Property) []cdx.Property {
 	}
 	if d.purpose != "" {
 		props = append(props, prop(propPrefix+"purpose", d.purpose))
+	}
+	if len(d.weakEvidence) > 0 {
+		// Serving decided on weaker signals than an engine's launch,
+		// image or kind: said, with every signal it rests on.
+		props = append(props, prop(propPrefix+"serving", confInferred))
+		for _, e := range d.weakEvidence {
+			props = append(props, prop(propPrefix+"serving:evidence", e))
+		}
 	}
 	for _, sim := range d.simulators {
 		props = append(props, prop(propPrefix+"simulator", sim.name))

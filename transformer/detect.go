@@ -323,6 +323,10 @@ type detection struct {
 	declared string
 	units    []unit // every container, judged
 	serving  bool   // the workload serves a model
+	// weakEvidence lists, when the workload serves on weaker signals than
+	// an engine's launch, image or kind, the signals of its serving
+	// containers ("signal weight: value @ locator").
+	weakEvidence []string
 }
 
 // namedProof is evidence about one wrapper or engine.
@@ -467,6 +471,9 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 	d.unusedModels()
 	d.serving = d.purpose != "cache" && (d.runtimes.len() > 0 || d.servingUnit() ||
 		r.serving.kinds[in.Workload.Kind] && in.Profile == "")
+	if d.serving {
+		d.weakEvidence = weakEvidence(d)
+	}
 	return d
 }
 

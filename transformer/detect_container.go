@@ -29,6 +29,8 @@ type ctrScope struct {
 	locs [8]string
 	// sig is the evidence for and against the container's serving.
 	sig []signal
+	// envs are its env variables whose values are known.
+	envs []envValue
 }
 
 // container reads one container, one step per kind of rule: its image, then
@@ -81,6 +83,60 @@ func (r *rules) containerClaims(cd *compDetect, x *ctrScope, c *schemas.Componen
 	r.servingSignals(x, infos, c, d)
 }
 
+// envValue is one env variable of a container whose value is known: a
+// literal, or one a ConfigMap gives (valueFrom.configMapKeyRef, envFrom).
+type envValue struct {
+	name, value string
+	// src is the Src of an env element (-1-k) for a manifest's env; loc
+	// names the ConfigMap key for a ConfigMap's.
+	src int
+	loc string
+}
+
+// containerEnv is the env of ct whose values are known, as Kubernetes
+// resolves it: the ConfigMaps of envFrom in order (a later one wins),
+// then env, which wins over them. Secrets' values are never known.
+func containerEnv(ct *schemas.Container) []envValue {
+	var out []envValue
+	set := func(v envValue) {
+		for i := range out {
+			if out[i].name == v.name {
+				out[i] = v
+				return
+			}
+		}
+		out = append(out, v)
+	}
+	for _, src := range ct.EnvFrom {
+		for _, e := range src.Env {
+			if e.Value != "" && !e.Redacted && e.From != nil && e.From.Kind == "configMap" {
+				set(envValue{name: e.Name, value: e.Value, loc: configMapLoc(e.From)})
+			}
+		}
+	}
+	for k, e := range ct.Env {
+		switch {
+		case e.Value == "" || e.Redacted:
+		case e.From == nil:
+			set(envValue{name: e.Name, value: e.Value, src: -1 - k})
+		case e.From.Kind == "configMap":
+			set(envValue{name: e.Name, value: e.Value, loc: configMapLoc(e.From)})
+		}
+	}
+	return out
+}
+
+// configMapLoc is the locator of a ConfigMap key: ConfigMap/<name>.data.<key>.
+func configMapLoc(k *schemas.KeyRef) string { return "ConfigMap/" + k.Name + ".data." + k.Key }
+
+// envLoc is the locator of e's value.
+func (c *ctrScope) envLoc(e envValue) string {
+	if e.loc != "" {
+		return e.loc
+	}
+	return c.loc(e.src)
+}
+
 // fileSrc is the Src of the words of the script ct.Files[0]; those of
 // Files[i] are fileSrc-i. Env values are -1-k, command and args from 0.
 const fileSrc = -1 << 30
@@ -120,13 +176,12 @@ func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[st
 // env vars read as arguments (rules argsEnv).
 func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
 	x.ct, x.imageLoc = ct, ct.Locator+".image"
-	for _, e := range ct.Env {
-		if e.Value != "" && !e.Redacted && e.From == nil {
-			if x.env == nil {
-				x.env = make(map[string]string, len(ct.Env))
-			}
-			x.env[e.Name] = e.Value
+	x.envs = containerEnv(ct)
+	for _, e := range x.envs {
+		if x.env == nil {
+			x.env = make(map[string]string, len(x.envs))
 		}
+		x.env[e.name] = e.value
 	}
 	x.invs = parseArgs(ct.Command, ct.Args, ParseOptions{Env: x.env, Booleans: r.booleans}, r.shellOf)
 	x.invs = r.scriptFiles(ct, x.invs, x.env)

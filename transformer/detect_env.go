@@ -2,22 +2,21 @@ package transformer
 
 import "strings"
 
-// envClaims reads the literal env values of a container: settings, models,
+// envClaims reads the env values of a container (literal, or from a
+// ConfigMap): settings, models,
 // the revision and, unless the image is a simulator, the wrappers' backends
 // a truthy variable selects.
 func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
-	for k, e := range x.ct.Env {
-		if e.Value == "" || e.Redacted || e.From != nil {
-			continue
-		}
+	for _, ev := range x.envs {
+		e := struct{ Name, Value string }{ev.name, ev.value}
 		if name, ok := r.settingEnv[e.Name]; ok {
 			cd.setting(name, e.Value)
 		}
 		if r.modelEnv[e.Name] || matchAny(r.modelEnvRE, e.Name) {
-			x.claim(modelClaim{value: e.Value, hf: r.hfEnv[e.Name], conf: confDeclared, how: "env " + e.Name, locator: x.loc(-1 - k)})
+			x.claim(modelClaim{value: e.Value, hf: r.hfEnv[e.Name], conf: confDeclared, how: "env " + e.Name, locator: x.envLoc(ev)})
 		}
 		if r.listEnv[e.Name] {
-			l, how := x.loc(-1-k), "env "+e.Name
+			l, how := x.envLoc(ev), "env "+e.Name
 			for _, v := range strings.FieldsFunc(e.Value, func(c rune) bool { return c == ';' || c == ',' || c == ' ' }) {
 				x.claim(modelClaim{value: v, hf: true, conf: confDeclared, how: how, locator: l})
 			}
@@ -27,7 +26,7 @@ func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
 		}
 		if x.simulator == "" && envTruthy(e.Value) {
 			for _, eb := range r.envRules[e.Name] {
-				p := proof{conf: confDeclared, value: "env " + e.Name + "=" + e.Value, locator: x.loc(-1 - k)}
+				p := proof{conf: confDeclared, value: "env " + e.Name + "=" + e.Value, locator: x.envLoc(ev)}
 				cd.backend(eb.runtime, eb.backend, p)
 				cd.backendProofs = append(cd.backendProofs, namedProof{name: eb.runtime, p: p})
 			}

@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -293,6 +294,37 @@ func (r *rules) engineFromSignals(cd *compDetect, u *unit) {
 			return
 		}
 	}
+}
+
+// strongSignals name an engine for sure: a workload that serves on one
+// of them needs no account of its serving in its BOM.
+var strongSignals = []string{sigLaunch, sigLaunchBg, sigEntrypoint, sigKind, sigImage}
+
+// weakEvidence is, for a serving workload none of whose serving units
+// has a strong signal and none of whose runtimes is declared, the signals
+// of its serving units, as properties give them; else nil.
+func weakEvidence(d *detection) []string {
+	if d.declared != "" {
+		return nil
+	}
+	for _, re := range d.runtimes.entries {
+		if re.item.conf == confDeclared {
+			return nil
+		}
+	}
+	var out []string
+	for _, u := range d.units {
+		if !u.serving {
+			continue
+		}
+		for _, s := range u.signals {
+			if slices.Contains(strongSignals, s.name) {
+				return nil
+			}
+			out = append(out, s.name+" "+strconv.FormatFloat(s.weight, 'f', -1, 64)+": "+s.value+" @ "+s.locator)
+		}
+	}
+	return out
 }
 
 // absorb folds the claims of one container (sub) into its component's:
