@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
@@ -323,6 +324,9 @@ type detection struct {
 	declared string
 	units    []unit // every container, judged
 	serving  bool   // the workload serves a model
+	// argRevision holds the revisions engines are pinned to whose models
+	// no argument of theirs names (see pinFieldModels).
+	argRevision strset
 	// weakEvidence lists, when the workload serves on weaker signals than
 	// an engine's launch, image or kind, the signals of its serving
 	// containers ("signal weight: value @ locator").
@@ -468,6 +472,7 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 	if d.purpose == "cache" {
 		d.runtimes = index[*runtimeHit]{}
 	}
+	d.pinFieldModels()
 	d.unusedModels()
 	d.serving = d.purpose != "cache" && (d.runtimes.len() > 0 || d.servingUnit() ||
 		r.serving.kinds[in.Workload.Kind] && in.Profile == "")
@@ -475,6 +480,29 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 		d.weakEvidence = weakEvidence(d)
 	}
 	return d
+}
+
+// pinFieldModels gives the one revision an engine is pinned to, when its
+// model is named only by kind fields, to the Hugging Face models kind
+// fields name that have none.
+func (d *detection) pinFieldModels() {
+	if d.argRevision.len() != 1 {
+		return
+	}
+	rev := d.argRevision.list()[0]
+	for _, me := range d.models.entries {
+		m := me.item
+		if !m.hf || m.revisions.len() > 0 {
+			continue
+		}
+		fieldOnly := len(m.proofs) > 0
+		for _, p := range m.proofs {
+			fieldOnly = fieldOnly && strings.HasPrefix(p.value, "field ")
+		}
+		if fieldOnly {
+			m.revisions.add(rev)
+		}
+	}
 }
 
 // servingUnit reports whether one of the workload's containers serves.

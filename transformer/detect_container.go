@@ -48,6 +48,11 @@ func (r *rules) container(cd *compDetect, c *schemas.Component, ct *schemas.Cont
 	if u.serving && x.simulator == "" {
 		r.engineFromSignals(sub, &u)
 	}
+	if u.serving && x.revision != "" && len(sub.pending) == 0 {
+		// A serving engine pinned to a revision whose model a kind field
+		// names (a KubeAI Model's args: [--revision=...]).
+		d.argRevision.add(x.revision)
+	}
 	d.units = append(d.units, u)
 	cd.absorb(sub, u.serving)
 }
