@@ -55,7 +55,7 @@ func genericProfile(obj map[string]any, group, kind string) *profile {
 		}
 		raw := strings.Join(s.path, ".")
 		cs := componentSpec{
-			Path: raw, Name: cname, Volumes: "volumes",
+			Path: raw, Name: cname, Volumes: "volumes", NodeSelector: []string{"nodeSelector"},
 			Containers: []containerSpec{{List: "containers"}, {List: "initContainers", Init: true}},
 		}
 		if len(s.path) >= 2 && s.path[len(s.path)-1] == "spec" {
