@@ -419,3 +419,40 @@ func cloneForConfigMaps(in *schemas.Inputs) *schemas.Inputs {
 	}
 	return &out
 }
+
+// ConfigMapsIn names, sorted, the ConfigMaps an object names anywhere in
+// it: configMapKeyRef and configMapRef names, configMap volumes and
+// projected sources. A cluster source keeps those of the objects others
+// read (a KServe runtime whose containers join a predictor).
+func ConfigMapsIn(obj map[string]any) []string {
+	var names []string
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 32 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"configMapKeyRef", "configMapRef", "configMap"} {
+				if ref, ok := x[k].(map[string]any); ok {
+					if name, _ := ref["name"].(string); name != "" {
+						names = append(names, name)
+					}
+				}
+			}
+			for _, c := range x {
+				walk(c, depth+1)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c, depth+1)
+			}
+		}
+	}
+	walk(obj, 0)
+	if names == nil {
+		return nil
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
