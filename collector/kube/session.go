@@ -124,23 +124,23 @@ func (s *session) start(ctx context.Context) error {
 		s.startCRDWatch(ctx)
 	}
 	s.rediscover(ctx)
-	deadline := time.Now().Add(s.c.cfg.SyncTimeout)
+	s.waitSettled(ctx)
 	// ConfigMaps are listed once the workloads are, so that the list
 	// keeps the data of the ones they read (configmaps.go).
-	for _, watchConfigMaps := range []bool{true, false} {
-		for time.Now().Before(deadline) && ctx.Err() == nil {
-			if s.settled() {
-				break
-			}
-			sleep(ctx, 20*time.Millisecond)
-		}
-		if watchConfigMaps {
-			s.startConfigMapWatch(ctx)
-		}
-	}
+	s.startConfigMapWatch(ctx)
+	s.waitSettled(ctx)
 	s.started.Store(true)
 	s.probe(ctx)
 	return ctx.Err()
+}
+
+// waitSettled waits, at most SyncTimeout, until every watch has synced
+// or is failing.
+func (s *session) waitSettled(ctx context.Context) {
+	deadline := time.Now().Add(s.c.cfg.SyncTimeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil && !s.settled() {
+		sleep(ctx, 20*time.Millisecond)
+	}
 }
 
 // settled reports whether every watch has synced or is failing.
