@@ -23,11 +23,15 @@ type Bounds struct {
 	// for its escape). Default 8 KiB.
 	Value int
 	// Items is the most items kept of one list: a container's command,
-	// args, env and envFrom; a component's containers, roles and fields; a
-	// workload's components, fields, owned objects and digests. Default 256.
+	// args, env, envFrom (and the variables of each), mounts, ports,
+	// probes, accelerators and files; a component's containers, roles and
+	// fields; a workload's components, fields, owned objects and digests.
+	// Default 256.
 	Items int
 	// Container is the most bytes (of their JSON encoding) kept of one
-	// container's command, args, env and envFrom together. Default 32 KiB.
+	// container's command, args, env, envFrom, mounts, ports, probes,
+	// accelerators and files together (a file's text is a string like any
+	// other, cut to Value). Default 32 KiB.
 	Container int
 	// Workload is about the most bytes the Inputs of one workload take in
 	// JSON, marks included: once it is spent, the rest of the workload's
@@ -117,6 +121,9 @@ const (
 	costDigest    = 50
 	costVolume    = 50  // {"name":,"locator":,"image":,"claim":}
 	costMount     = 40  // {"volume":,"path":,"subPath":}
+	costPort      = 30  // {"name":,"port":65535}
+	costProbe     = 40  // {"kind":"readiness","path":,"port":}
+	costFile      = 50  // {"path":,"locator":,"kind":"script","text":}
 	costMark      = 200 // a FieldTruncated field, its locator aside
 	costInputs    = 400 // the workload, its keys and the source
 )
@@ -221,25 +228,21 @@ func (c *cutter) container(ct *schemas.Container, marks *[]schemas.Field) {
 	}
 	ct.Command = list(c, ct.Command, ct.Locator+".command", &budget, marks, word)
 	ct.Args = list(c, ct.Args, ct.Locator+".args", &budget, marks, word)
-	ct.Env = list(c, ct.Env, ct.Locator+".env", &budget, marks, func(e *schemas.EnvVar) (int, bool) {
-		var c1, c2 bool
-		e.Name, c1 = c.cut(e.Name)
-		e.Value, c2 = c.cut(e.Value)
-		if e.From != nil {
-			f := *e.From
-			var c3, c4 bool
-			f.Name, c3 = c.cut(f.Name)
-			f.Key, c4 = c.cut(f.Key)
-			e.From = &f
-			c1 = c1 || c3 || c4
-		}
-		return envCost(e), c1 || c2
-	})
+	ct.Env = list(c, ct.Env, ct.Locator+".env", &budget, marks, c.envVar)
 	ct.EnvFrom = list(c, ct.EnvFrom, ct.Locator+".envFrom", &budget, marks, func(e *schemas.EnvSource) (int, bool) {
 		var c1, c2 bool
 		e.Name, c1 = c.cut(e.Name)
 		e.Prefix, c2 = c.cut(e.Prefix)
-		return envSourceCost(e), c1 || c2
+		cut := c1 || c2
+		if len(e.Env) > c.b.Items {
+			e.Env, cut = e.Env[:c.b.Items:c.b.Items], true
+		}
+		e.Env = slices.Clone(e.Env)
+		for i := range e.Env {
+			_, shortened := c.envVar(&e.Env[i])
+			cut = cut || shortened
+		}
+		return envSourceCost(e), cut
 	})
 	ct.Mounts = list(c, ct.Mounts, ct.Locator+".volumeMounts", &budget, marks, func(m *schemas.Mount) (int, bool) {
 		var c1, c2, c3 bool
@@ -248,7 +251,53 @@ func (c *cutter) container(ct *schemas.Container, marks *[]schemas.Field) {
 		m.SubPath, c3 = c.cut(m.SubPath)
 		return mountCost(m), c1 || c2 || c3
 	})
+	c.servingFacts(ct, &budget, marks)
 	c.left -= start - budget
+}
+
+// servingFacts cuts a container's ports, probes, accelerators and files,
+// in that order, within what is left of its budget.
+func (c *cutter) servingFacts(ct *schemas.Container, budget *int, marks *[]schemas.Field) {
+	ct.Ports = list(c, ct.Ports, ct.Locator+".ports", budget, marks, func(p *schemas.Port) (int, bool) {
+		var cut bool
+		p.Name, cut = c.cut(p.Name)
+		return portCost(p), cut
+	})
+	ct.Probes = list(c, ct.Probes, ct.Locator+".probes", budget, marks, func(p *schemas.Probe) (int, bool) {
+		var c1, c2 bool
+		p.Path, c1 = c.cut(p.Path)
+		p.Port, c2 = c.cut(p.Port)
+		return probeCost(p), c1 || c2
+	})
+	ct.Accelerators = list(c, ct.Accelerators, ct.Locator+".accelerators", budget, marks, func(s *string) (int, bool) {
+		var cut bool
+		*s, cut = c.cut(*s)
+		return wordCost(*s), cut
+	})
+	ct.Files = list(c, ct.Files, ct.Locator+".files", budget, marks, func(f *schemas.File) (int, bool) {
+		var c1, c2, c3 bool
+		f.Path, c1 = c.cut(f.Path)
+		f.Locator, c2 = c.cut(f.Locator)
+		f.Text, c3 = c.cut(f.Text)
+		return fileCost(f), c1 || c2 || c3
+	})
+}
+
+// envVar cuts one env var's strings; it returns its cost and whether it
+// cut.
+func (c *cutter) envVar(e *schemas.EnvVar) (int, bool) {
+	var c1, c2 bool
+	e.Name, c1 = c.cut(e.Name)
+	e.Value, c2 = c.cut(e.Value)
+	if e.From != nil {
+		f := *e.From
+		var c3, c4 bool
+		f.Name, c3 = c.cut(f.Name)
+		f.Key, c4 = c.cut(f.Key)
+		e.From = &f
+		c1 = c1 || c3 || c4
+	}
+	return envCost(e), c1 || c2
 }
 
 // fields keeps the fields of a workload (loc "") or of the component at
@@ -351,7 +400,19 @@ func envCost(e *schemas.EnvVar) int {
 }
 
 func envSourceCost(e *schemas.EnvSource) int {
-	return costEnvSource + jsonLen(e.Kind) + jsonLen(e.Name) + jsonLen(e.Prefix)
+	n := costEnvSource + jsonLen(e.Kind) + jsonLen(e.Name) + jsonLen(e.Prefix)
+	for i := range e.Env {
+		n += envCost(&e.Env[i])
+	}
+	return n
+}
+
+func portCost(p *schemas.Port) int { return costPort + jsonLen(p.Name) }
+
+func probeCost(p *schemas.Probe) int { return costProbe + jsonLen(p.Path) + jsonLen(p.Port) }
+
+func fileCost(f *schemas.File) int {
+	return costFile + jsonLen(f.Path) + jsonLen(f.Locator) + jsonLen(f.Text)
 }
 
 func volumeCost(v *schemas.Volume) int {

@@ -98,7 +98,8 @@ func (c *cutter) fitsComponent(comp *schemas.Component, left *int) bool {
 func (c *cutter) fitsContainer(ct *schemas.Container, left *int) bool {
 	if !c.short(ct.Locator) || !c.short(ct.Name) || !c.short(ct.Image) ||
 		len(ct.Command) > c.b.Items || len(ct.Args) > c.b.Items || len(ct.Env) > c.b.Items || len(ct.EnvFrom) > c.b.Items ||
-		len(ct.Mounts) > c.b.Items {
+		len(ct.Mounts) > c.b.Items || len(ct.Ports) > c.b.Items || len(ct.Probes) > c.b.Items ||
+		len(ct.Accelerators) > c.b.Items || len(ct.Files) > c.b.Items {
 		return false
 	}
 	*left -= containerCost(ct)
@@ -126,16 +127,15 @@ func (c *cutter) containerLists(ct *schemas.Container) (int, bool) {
 		}
 		spent += wordCost(w)
 	}
+	if !c.fitsEnv(ct.Env) {
+		return 0, false
+	}
 	for k := range ct.Env {
-		e := &ct.Env[k]
-		if !c.short(e.Name) || !c.short(e.Value) || e.From != nil && (!c.short(e.From.Name) || !c.short(e.From.Key)) {
-			return 0, false
-		}
-		spent += envCost(e)
+		spent += envCost(&ct.Env[k])
 	}
 	for k := range ct.EnvFrom {
 		e := &ct.EnvFrom[k]
-		if !c.short(e.Name) || !c.short(e.Prefix) {
+		if !c.short(e.Name) || !c.short(e.Prefix) || !c.fitsEnv(e.Env) {
 			return 0, false
 		}
 		spent += envSourceCost(e)
@@ -147,5 +147,56 @@ func (c *cutter) containerLists(ct *schemas.Container) (int, bool) {
 		}
 		spent += mountCost(m)
 	}
+	n, ok := c.servingFactsCost(ct)
+	return spent + n, ok
+}
+
+// servingFactsCost is the cost of a container's ports, probes,
+// accelerators and files, and false when one of their strings is over
+// Value.
+func (c *cutter) servingFactsCost(ct *schemas.Container) (int, bool) {
+	spent := 0
+	for k := range ct.Ports {
+		p := &ct.Ports[k]
+		if !c.short(p.Name) {
+			return 0, false
+		}
+		spent += portCost(p)
+	}
+	for k := range ct.Probes {
+		p := &ct.Probes[k]
+		if !c.short(p.Path) || !c.short(p.Port) {
+			return 0, false
+		}
+		spent += probeCost(p)
+	}
+	for _, a := range ct.Accelerators {
+		if !c.short(a) {
+			return 0, false
+		}
+		spent += wordCost(a)
+	}
+	for k := range ct.Files {
+		f := &ct.Files[k]
+		if !c.short(f.Path) || !c.short(f.Locator) || !c.short(f.Text) {
+			return 0, false
+		}
+		spent += fileCost(f)
+	}
 	return spent, true
+}
+
+// fitsEnv reports env vars whose strings are within Value, no more than
+// Items of them.
+func (c *cutter) fitsEnv(env []schemas.EnvVar) bool {
+	if len(env) > c.b.Items {
+		return false
+	}
+	for k := range env {
+		e := &env[k]
+		if !c.short(e.Name) || !c.short(e.Value) || e.From != nil && (!c.short(e.From.Name) || !c.short(e.From.Key)) {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,12 @@ type Config struct {
 	// addition to llm-d.ai/role, llm-d.ai/model,
 	// inference.networking.k8s.io/engine-type and app.kubernetes.io/component.
 	LabelAllow []string
+	// AcceleratorLabels lists node label keys that name an accelerator, in
+	// addition to the built-in ones (cloud.google.com/gke-accelerator,
+	// nvidia.com/gpu.product, karpenter.k8s.aws/instance-gpu-name, ...): a
+	// pod whose nodeSelector has one of these keys gives its main
+	// containers the accelerator "node:<key>". Label values are never read.
+	AcceleratorLabels []string
 	// ArgAllow lists flags ("--my-flag", "-x") whose values are kept in
 	// commands and arguments, in addition to the flags the detection rules
 	// read (schemas.DeclaredArguments). Every other flag keeps its name and
@@ -95,6 +101,11 @@ func (c Config) Validate() error {
 	for i, l := range c.LabelAllow {
 		if l == "" || strings.ContainsAny(l, " \t\n") {
 			return fmt.Errorf("config: LabelAllow[%d] %q is not a label key", i, l)
+		}
+	}
+	for i, l := range c.AcceleratorLabels {
+		if l == "" || strings.ContainsAny(l, " \t\n=") {
+			return fmt.Errorf("config: AcceleratorLabels[%d] %q is not a label key", i, l)
 		}
 	}
 	if err := c.Bounds.Validate(); err != nil {

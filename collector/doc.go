@@ -27,9 +27,8 @@
 //
 // A workload may read other objects (link*.go, lora.go, claim.go): a NIMService its
 // NIMCache, an InferenceService the KServe runtime it names or KServe
-// selects for its model format (whose containers join its predictor), a
-// pod the ConfigMaps it mounts, which may list LoRA adapters (profile
-// links); a Seldon Server the Models bound to it by name or by the
+// selects for its model format (whose containers join its predictor)
+// (profile links); a Seldon Server the Models bound to it by name or by the
 // capabilities their requirements need (profile bound); an Argo Rollout
 // the Deployment its workloadRef names, which becomes part of it and has
 // no BOM of its own (profile claims: ownership from that fact, never from
@@ -38,6 +37,29 @@
 // read) and copies what they contribute into the Inputs with locators that
 // name the linked object, so that editing it is a change of the workload.
 // Secrets are never looked up.
+//
+// ConfigMaps are inputs (configmap.go, configmap_files.go): what a
+// container takes from one is read as if it stood in the manifest. A
+// configMapKeyRef value and the variables of an envFrom configMapRef
+// (EnvSource.Env, prefix applied, in key order) are kept by the env rules
+// below; the files a ConfigMap volume puts where the container sees them
+// (Container.Files) are kept when they are a start script, redacted word
+// by word like a command line, or a configuration file, cut to its
+// allow-listed keys; the LoRA adapters a mounted ConfigMap lists become
+// component fields (loraAdapter), and a profile's ConfigMap link (a KAITO
+// Workspace's inference.config) gives its fields. An object is read in two
+// steps: Draft reads it and names the ConfigMaps it reads, Complete
+// applies what a Lookup holds of them and bounds the result; the cluster
+// source keeps drafts, not objects, and completes a workload's each time
+// it decides it, so that a ConfigMap edit changes exactly the workloads
+// that read it. A missing ConfigMap or key keeps the names only.
+//
+// A container's serving facts are inputs too (container_facts.go): its
+// declared ports, its HTTP probes' paths and ports, and its accelerators
+// (the extended resources it requests or limits, its resource claims, the
+// operator short forms its profile reads, and the nodeSelector keys of its
+// pod that name an accelerator, Config.AcceleratorLabels). Quantities and
+// label values are not.
 //
 // A pod's volumes that can carry a model are inputs too (volume.go): image
 // volumes, and volumes more than one container mounts (a model an init
@@ -74,8 +96,12 @@
 //     whole. Positionals and kept values still pass through
 //     schemas.RedactText (tokens, URL userinfo and queries, auth headers);
 //   - env: literal values only for allow-listed model and engine variables
-//     (and even then dropped when they look like a credential);
-//     secretKeyRef, configMapKeyRef and envFrom keep names only;
+//     (and even then dropped when they look like a credential), and the
+//     same for the values a ConfigMap gives (configMapKeyRef, envFrom);
+//     secretKeyRef and a Secret's envFrom keep names only;
+//   - ConfigMap files: scripts as command lines (above), configuration
+//     files to the keys a rule reads, their values through RedactText and
+//     the credential check;
 //   - labels: allow-listed keys only, values through RedactText; annotations
 //     are never read;
 //   - kind fields and what a linked object contributes: through RedactText.
@@ -96,7 +122,9 @@
 // container's command, args, env and envFrom together to Bounds.Container
 // bytes (32 KiB), and the whole workload to about Bounds.Workload bytes
 // (256 KiB), past which the rest of its containers and components are
-// dropped. Every cut leaves a mark, a Field named schemas.FieldTruncated in
+// dropped. A container's mounts, ports, probes, accelerators and files
+// share its budget (a file's text is one string, cut to Bounds.Value).
+// Every cut leaves a mark, a Field named schemas.FieldTruncated in
 // the component (or the workload) it is in, whose value says how much was
 // kept and gives the sha256 of the whole as redacted: the same object always
 // gives the same cut, an edit past the cut still changes the input hash, a
@@ -107,8 +135,10 @@
 // Where things are: config.go (Config); normalize.go (Normalizer, the
 // steps of one object: identity, profile, refusal, Inputs);
 // normalize_walk.go (components and fields as a profile reads them);
-// normalize_container.go (containers and env); scrub.go (command lines);
-// volume.go; link.go (the link, bound and claim rules of profiles),
+// normalize_container.go (containers and env); container_facts.go
+// (ports, probes, accelerators); scrub.go (command lines); volume.go;
+// configmap.go and configmap_files.go (Draft, Complete, what ConfigMaps
+// give); link.go (the link, bound and claim rules of profiles),
 // link_select.go (finding linked objects), link_contribute.go and
 // link_bound.go (what they add), lora.go (LoRA adapters of ConfigMaps),
 // claim.go; bound.go and bound_fits.go (Bounds); owners.go and generic.go

@@ -62,7 +62,7 @@ func genericProfile(obj map[string]any, group, kind string) *profile {
 		}
 		raw := strings.Join(s.path, ".")
 		cs := componentSpec{
-			Path: raw, Name: cname, Volumes: "volumes",
+			Path: raw, Name: cname, Volumes: "volumes", NodeSelector: []string{"nodeSelector"},
 			Containers: []containerSpec{{List: "containers"}, {List: "initContainers", Init: true}},
 		}
 		if genericRoles[strings.ToLower(s.name)] {

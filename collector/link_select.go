@@ -12,18 +12,34 @@ type linked struct {
 	rule       *linkRule
 }
 
+// configMap reports a link to a ConfigMap by name: ConfigMaps are read
+// apart (configmap.go), in every source.
+func (l *linkRule) configMap() bool {
+	k := l.kinds[0]
+	return k.gk() == gk{"", "ConfigMap"} && l.name != nil
+}
+
 // prefix is the start of the locators of what the object contributes:
 // "ServingRuntime/kserve-vllm:".
 func (l linked) prefix() string { return l.kind + "/" + l.name + ":" }
 
 // resolveLinks finds the objects the links of a profile name or select.
 func (w walker) resolveLinks(links []linkRule) ([]linked, error) {
-	if w.lookup == nil {
-		return nil, nil
-	}
 	var out []linked
 	for i := range links {
 		l := &links[i]
+		if l.configMap() {
+			// Read by Complete, by name, as every ConfigMap is.
+			if name, ok, err := w.first(*l.name, nil); err != nil {
+				return nil, err
+			} else if ok && name != "" && w.uses != nil {
+				w.uses.links = append(w.uses.links, linkUse{rule: l, name: name})
+			}
+			continue
+		}
+		if w.lookup == nil {
+			continue
+		}
 		if l.name != nil {
 			name, ok, err := w.first(*l.name, nil)
 			if err != nil {

@@ -10,36 +10,17 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// configMapFields reads what the ConfigMaps mounted by a pod (volumes and
-// projected volumes) say about the models it serves: the LoRA adapters they
-// list, as fields named loraAdapter.
-func (w walker) configMapFields(volumes path, from []step) []schemas.Field {
-	if w.lookup == nil {
-		return nil
-	}
-	var names []string
-	for _, vm := range volumes.walk(w.root, from) {
-		items, _ := vm.value().([]any)
-		for _, item := range items {
-			v, _ := item.(map[string]any)
-			names = appendConfigMap(names, v)
-			proj, _ := v["projected"].(map[string]any)
-			srcs, _ := proj["sources"].([]any)
-			for _, s := range srcs {
-				sm, _ := s.(map[string]any)
-				names = appendConfigMap(names, sm)
-			}
-		}
-	}
+// loraFields are the LoRA adapters the ConfigMaps names (a pod's volumes
+// and projected volumes) list, as fields named loraAdapter whose locators
+// name the ConfigMap key and the place in its document.
+func loraFields(names []string, v *configMapView) []schemas.Field {
 	var out []schemas.Field
-	for _, name := range dedupe(names) {
-		cm, ok := w.lookup.Get("v1", "ConfigMap", w.ns, name)
+	for _, name := range names {
+		data, ok := v.data(name)
 		if !ok {
 			continue
 		}
-		data, _ := cm["data"].(map[string]any)
-		keys := slices.Sorted(maps.Keys(data))
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(data)) {
 			text, _ := data[k].(string)
 			var doc any
 			if text == "" || yaml.Unmarshal([]byte(text), &doc) != nil {
@@ -52,16 +33,6 @@ func (w walker) configMapFields(volumes path, from []step) []schemas.Field {
 		}
 	}
 	return out
-}
-
-// appendConfigMap appends to names the ConfigMap a volume (or a projected
-// volume's source) names, if it names one.
-func appendConfigMap(names []string, src map[string]any) []string {
-	cm, _ := src["configMap"].(map[string]any)
-	if n, _ := cm["name"].(string); n != "" {
-		names = append(names, n)
-	}
-	return names
 }
 
 type adapterRef struct{ value, path string }

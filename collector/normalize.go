@@ -31,11 +31,15 @@ type Normalizer struct {
 	profiles   map[gk]*profile
 	envAllow   envAllowList
 	labelAllow map[string]bool
-	args       *argRedactor
-	claimers   map[gk][]claimer
-	binders    map[gk][]binder
-	linked     map[gk]bool
-	serving    *servingSignature
+	// acceleratorLabels are the node label keys that name an accelerator.
+	acceleratorLabels map[string]bool
+	// configAllow are the keys a configuration file keeps.
+	configAllow map[string]bool
+	args        *argRedactor
+	claimers    map[gk][]claimer
+	binders     map[gk][]binder
+	linked      map[gk]bool
+	serving     *servingSignature
 }
 
 // NewNormalizer validates cfg and loads the built-in profiles and, if set,
@@ -55,13 +59,14 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 		return nil, fmt.Errorf("new normalizer: %w", err)
 	}
 	n := &Normalizer{
-		cfg:        cfg,
-		profiles:   profiles,
-		envAllow:   envAllowList{names: map[string]bool{}},
-		labelAllow: map[string]bool{},
-		claimers:   indexRules(profiles, func(p *profile) []claimRule { return p.claims }, func(c *claimRule) linkKind { return c.kind }),
-		binders:    indexRules(profiles, func(p *profile) []boundRule { return p.bound }, func(b *boundRule) linkKind { return b.kind }),
-		linked:     linkedKinds(profiles),
+		cfg:               cfg,
+		profiles:          profiles,
+		envAllow:          envAllowList{names: map[string]bool{}},
+		labelAllow:        map[string]bool{},
+		acceleratorLabels: map[string]bool{},
+		claimers:          indexRules(profiles, func(p *profile) []claimRule { return p.claims }, func(c *claimRule) linkKind { return c.kind }),
+		binders:           indexRules(profiles, func(p *profile) []boundRule { return p.bound }, func(b *boundRule) linkKind { return b.kind }),
+		linked:            linkedKinds(profiles),
 	}
 	if n.serving, err = newServingSignature(decl.Serving, cfg.Serving); err != nil {
 		return nil, fmt.Errorf("new normalizer: %w", err)
@@ -79,7 +84,11 @@ func NewNormalizer(cfg Config) (*Normalizer, error) {
 	for _, l := range append(builtinLabelAllow(), cfg.LabelAllow...) {
 		n.labelAllow[l] = true
 	}
+	for _, l := range append(builtinAcceleratorLabels(), cfg.AcceleratorLabels...) {
+		n.acceleratorLabels[l] = true
+	}
 	n.args = newArgRedactor(decl, cfg.ArgAllow, n.envAllow)
+	n.configAllow = configAllowList(n.args, n.envAllow.names)
 	return n, nil
 }
 
@@ -130,10 +139,10 @@ func (n *Normalizer) DefaultNamespace() string { return n.cfg.DefaultNamespace }
 
 // NormalizeWith is Normalize with a view of the other objects (nil: none).
 // The links of the kind's profile (a NIMService's NIMCache) and the
-// ConfigMaps its pods mount are looked up in the workload's namespace, and
-// what they contribute becomes fields of the Inputs: workload fields for
-// links, component fields named loraAdapter for the adapters a ConfigMap
-// lists. Their locators name the linked object.
+// ConfigMaps its pods read are looked up in the workload's namespace:
+// links become fields of the Inputs, ConfigMaps what their containers
+// take from them (configmap.go: env values, envFrom variables, files, the
+// LoRA adapters they list). Their locators name the linked object.
 func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Lookup) (*schemas.Inputs, error) {
 	return n.normalize(obj, source, lookup, true)
 }
@@ -142,6 +151,15 @@ func (n *Normalizer) NormalizeWith(obj map[string]any, source string, lookup Loo
 // other object claims is refused as part of that one (false when the
 // claimer itself reads it).
 func (n *Normalizer) normalize(obj map[string]any, source string, lookup Lookup, checkClaims bool) (*schemas.Inputs, error) {
+	d, err := n.draft(obj, source, lookup, checkClaims)
+	if err != nil {
+		return nil, err
+	}
+	return n.Complete(d, lookup), nil
+}
+
+// draft is normalize up to the ConfigMaps the object reads.
+func (n *Normalizer) draft(obj map[string]any, source string, lookup Lookup, checkClaims bool) (*Draft, error) {
 	o := n.identify(obj)
 	if o.apiVersion == "" || o.kind == "" {
 		return nil, fmt.Errorf("%s: %w: object has no apiVersion or kind", o.id, ErrUnknownKind)
@@ -161,13 +179,13 @@ func (n *Normalizer) normalize(obj map[string]any, source string, lookup Lookup,
 	if err != nil {
 		return nil, err
 	}
-	w := walker{n: n, id: o.id, root: obj, lookup: lookup, ns: o.ns}
+	uses := &configMapUses{ns: o.ns}
+	w := walker{n: n, id: o.id, root: obj, lookup: lookup, ns: o.ns, uses: uses}
 	if err := n.read(w, p, in, source); err != nil {
 		return nil, err
 	}
 	in.Digests = pinnedDigests(in.Components)
-	n.cfg.Bounds.bound(in)
-	return in, nil
+	return n.finish(in, uses), nil
 }
 
 // objectID is the identity of the object being normalized, as its

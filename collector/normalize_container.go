@@ -31,6 +31,7 @@ func (w walker) containers(r containerRule, from []step) ([]schemas.Container, e
 				if err != nil {
 					return nil, err
 				}
+				addAccelerators(&c, w.ruleAccelerators(r, from))
 				out = append(out, c)
 			}
 		}
@@ -44,6 +45,7 @@ func (w walker) containers(r containerRule, from []step) ([]schemas.Container, e
 			if err != nil {
 				return nil, err
 			}
+			addAccelerators(&c, w.ruleAccelerators(r, from))
 			out = append(out, c)
 		}
 	default:
@@ -51,6 +53,7 @@ func (w walker) containers(r containerRule, from []step) ([]schemas.Container, e
 		if err != nil || !ok {
 			return nil, err
 		}
+		addAccelerators(&c, w.ruleAccelerators(r, from))
 		out = append(out, c)
 	}
 	return out, nil
@@ -85,6 +88,13 @@ func (w walker) container(obj map[string]any, loc, defaultName string, init bool
 	if c.Mounts, err = w.mounts(obj["volumeMounts"], loc+".volumeMounts"); err != nil {
 		return c, err
 	}
+	if c.Ports, err = w.ports(obj["ports"], loc+".ports"); err != nil {
+		return c, err
+	}
+	if c.Probes, err = w.probes(obj, loc); err != nil {
+		return c, err
+	}
+	addAccelerators(&c, resourceNames(obj["resources"]))
 	return c, nil
 }
 
@@ -213,16 +223,7 @@ func (w walker) env(v any, loc string) ([]schemas.EnvVar, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case value == "":
-		case w.n.args.argsEnv[name]:
-			// More engine arguments: redacted like arguments.
-			e.Value = w.n.args.script(value, false, 0)
-		case w.n.envAllow.has(name) && !looksLikeCredential(value):
-			e.Value = value
-		default:
-			e.Redacted = true
-		}
+		e.Value, e.Redacted = w.n.envValue(name, value)
 		if vf, ok := obj["valueFrom"].(map[string]any); ok {
 			if e.From, err = w.keyRef(vf, iloc+".valueFrom"); err != nil {
 				return nil, err

@@ -20,6 +20,9 @@ type walker struct {
 	root   map[string]any
 	lookup Lookup // nil: no other objects are seen
 	ns     string // the workload's namespace, where links are looked up
+	// uses notes what the object takes from ConfigMaps (nil: a walker
+	// over another object, whose ConfigMaps are not read).
+	uses *configMapUses
 }
 
 // errorf is an error naming the object and the locator loc.
@@ -149,8 +152,7 @@ func (w walker) first(p path, from []step) (string, bool, error) {
 }
 
 // component reads the component one match of a component rule finds: its
-// name, roles and labels, its containers and volumes, and its fields (with
-// the LoRA adapters of the ConfigMaps it mounts).
+// name, roles and labels, its containers and volumes, and its fields.
 func (w walker) component(cr componentRule, m match) (schemas.Component, error) {
 	c := schemas.Component{Locator: m.locator(), Containers: []schemas.Container{}}
 	from := m.chain
@@ -169,9 +171,6 @@ func (w walker) component(cr componentRule, m match) (schemas.Component, error) 
 	}
 	if c.Fields, err = w.fields(cr.fields, from); err != nil {
 		return c, err
-	}
-	if cr.volumes != nil {
-		c.Fields = sortFields(append(c.Fields, w.configMapFields(*cr.volumes, from)...))
 	}
 	return c, nil
 }
@@ -278,8 +277,10 @@ func (w walker) componentContainers(cr componentRule, from []step, c *schemas.Co
 			main = append(main, got...)
 		}
 	}
+	nodes := w.nodeAccelerators(cr, from)
 	for i := range main {
 		main[i].EnvFrom = append(main[i].EnvFrom, secrets...)
+		addAccelerators(&main[i], nodes)
 	}
 	c.Containers = append(append(c.Containers, main...), init...)
 	if cr.volumes == nil {
@@ -292,6 +293,7 @@ func (w walker) componentContainers(cr componentRule, from []step, c *schemas.Co
 	if err != nil {
 		return err
 	}
+	w.useConfigMaps(*cr.volumes, from, c)
 	c.Volumes = keepVolumes(vols, c.Containers)
 	return nil
 }

@@ -45,6 +45,7 @@ type componentSpec struct {
 	Labels         string          `yaml:"labels"`
 	EnvFromSecrets []string        `yaml:"envFromSecrets"`
 	Volumes        string          `yaml:"volumes"`
+	NodeSelector   []string        `yaml:"nodeSelector"`
 	Containers     []containerSpec `yaml:"containers"`
 	Fields         []fieldSpec     `yaml:"fields"`
 }
@@ -70,6 +71,23 @@ type containerSpec struct {
 	Args     string   `yaml:"args"`
 	When     string   `yaml:"when"`
 	Optional bool     `yaml:"optional"`
+	// Resources is a path (from the component) to the resource
+	// requirements an operator gives the container (a NIMService's
+	// spec.resources); a container object's own resources are always read.
+	Resources string `yaml:"resources"`
+	// Accelerators are an operator's short forms of accelerator requests.
+	Accelerators []acceleratorSpec `yaml:"accelerators"`
+}
+
+// acceleratorSpec: the container runs on the accelerator Name (or the one
+// the value at NameFrom names) when the quantity at Path is present and
+// not zero (a Dynamo service's resources.limits.gpu); or on the extended
+// resources that are the keys of the map at Keys.
+type acceleratorSpec struct {
+	Path     string `yaml:"path"`
+	Name     string `yaml:"name"`
+	NameFrom string `yaml:"nameFrom"`
+	Keys     string `yaml:"keys"`
 }
 
 type fieldSpec struct {
@@ -111,6 +129,7 @@ type componentRule struct {
 	labels         *path
 	envFromSecrets []path
 	volumes        *path
+	nodeSelector   []path
 	containers     []containerRule
 	fields         []fieldRule
 }
@@ -140,6 +159,15 @@ type containerRule struct {
 	args         *path
 	when         *path
 	optional     bool
+	resources    *path
+	accelerators []acceleratorRule
+}
+
+type acceleratorRule struct {
+	path     path
+	name     string
+	nameFrom *path
+	keys     *path
 }
 
 type fieldRule struct {
@@ -322,12 +350,8 @@ func compileComponent(cs componentSpec) (componentRule, error) {
 		}
 	}
 	c.roles = cs.Roles
-	for i, rf := range cs.RoleFields {
-		p, err := compilePath(rf)
-		if err != nil {
-			return c, fmt.Errorf("roleFields[%d]: %w", i, err)
-		}
-		c.roleFields = append(c.roleFields, p)
+	if c.roleFields, err = compilePaths("roleFields", cs.RoleFields); err != nil {
+		return c, err
 	}
 	for i, rw := range cs.RolesWhen {
 		if (rw.Present == "") == (rw.Absent == "") {
@@ -349,12 +373,11 @@ func compileComponent(cs componentSpec) (componentRule, error) {
 	if c.volumes, err = optionalPath("volumes", cs.Volumes); err != nil {
 		return c, err
 	}
-	for i, ef := range cs.EnvFromSecrets {
-		p, err := compilePath(ef)
-		if err != nil {
-			return c, fmt.Errorf("envFromSecrets[%d]: %w", i, err)
-		}
-		c.envFromSecrets = append(c.envFromSecrets, p)
+	if c.nodeSelector, err = compilePaths("nodeSelector", cs.NodeSelector); err != nil {
+		return c, err
+	}
+	if c.envFromSecrets, err = compilePaths("envFromSecrets", cs.EnvFromSecrets); err != nil {
+		return c, err
 	}
 	for i, ct := range cs.Containers {
 		r, err := compileContainer(ct)
@@ -419,10 +442,14 @@ func compileContainer(cs containerSpec) (containerRule, error) {
 		{&r.command, "command", cs.Command},
 		{&r.args, "args", cs.Args},
 		{&r.when, "when", cs.When},
+		{&r.resources, "resources", cs.Resources},
 	} {
 		if *f.dst, err = optionalPath(f.name, f.raw); err != nil {
 			return r, err
 		}
+	}
+	if r.accelerators, err = compileAccelerators(cs.Accelerators); err != nil {
+		return r, err
 	}
 	if r.locator != nil && r.locator.segs != nil {
 		for _, s := range r.locator.segs {
@@ -432,6 +459,48 @@ func compileContainer(cs containerSpec) (containerRule, error) {
 		}
 	}
 	return r, nil
+}
+
+// compileAccelerators checks a container rule's accelerator short forms.
+func compileAccelerators(specs []acceleratorSpec) ([]acceleratorRule, error) {
+	var out []acceleratorRule
+	for i, as := range specs {
+		var a acceleratorRule
+		var err error
+		if a.keys, err = optionalPath(fmt.Sprintf("accelerators[%d].keys", i), as.Keys); err != nil {
+			return nil, err
+		}
+		switch {
+		case a.keys != nil && (as.Path != "" || as.Name != "" || as.NameFrom != ""):
+			return nil, fmt.Errorf("accelerators[%d]: keys stands alone (no path, name or nameFrom)", i)
+		case a.keys == nil && (as.Path == "" || as.Name == ""):
+			return nil, fmt.Errorf("accelerators[%d]: set keys, or path and name", i)
+		}
+		if a.keys == nil {
+			if a.path, err = compilePath(as.Path); err != nil {
+				return nil, fmt.Errorf("accelerators[%d].path: %w", i, err)
+			}
+		}
+		a.name = as.Name
+		if a.nameFrom, err = optionalPath(fmt.Sprintf("accelerators[%d].nameFrom", i), as.NameFrom); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// compilePaths compiles a list of paths; name names the list in errors.
+func compilePaths(name string, raws []string) ([]path, error) {
+	var out []path
+	for i, raw := range raws {
+		p, err := compilePath(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", name, i, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 func optionalPath(name, raw string) (*path, error) {

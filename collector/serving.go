@@ -71,8 +71,9 @@ func compilePatterns(what string, builtin, more []string) ([]*regexp.Regexp, err
 }
 
 // MayServe reports whether some container of in may serve a model: its
-// image is an engine's, its command line runs one, it passes a model or
-// engine flag, or it sets a model env var. The transformer decides what it
+// image is an engine's, its command line (or a start script a ConfigMap
+// holds) runs one, it passes a model or engine flag, or it sets a model
+// env var (or a ConfigMap it takes with envFrom does). The transformer decides what it
 // serves; this only keeps what surely serves nothing out.
 func (n *Normalizer) MayServe(in *schemas.Inputs) bool {
 	for ci := range in.Components {
@@ -124,6 +125,24 @@ func (s *servingSignature) container(ct *schemas.Container) bool {
 		}
 		for _, re := range s.envs {
 			if re.MatchString(e.Name) {
+				return true
+			}
+		}
+	}
+	for _, src := range ct.EnvFrom {
+		for _, e := range src.Env {
+			if s.env[e.Name] && e.Value != "" {
+				return true
+			}
+		}
+	}
+	// A start script a ConfigMap holds runs what it runs.
+	for _, f := range ct.Files {
+		if f.Kind != schemas.FileScript {
+			continue
+		}
+		for _, re := range s.commands {
+			if re.MatchString(f.Text) {
 				return true
 			}
 		}

@@ -84,16 +84,25 @@ type Container struct {
 	// says what it serves by the paths it answers (/v1/models, /health,
 	// /v2/health/ready).
 	Probes []Probe `json:"probes,omitempty"`
-	// Accelerators are the names of the extended resources the container
-	// requests or limits (nvidia.com/gpu, google.com/tpu, amd.com/gpu,
+	// Accelerators are, sorted and without repeats: the names of the
+	// extended resources the container requests or limits with a quantity
+	// other than zero (nvidia.com/gpu, google.com/tpu, amd.com/gpu,
 	// habana.ai/gaudi, aws.amazon.com/neuroncore, ...; never cpu, memory,
-	// storage or hugepages), sorted, and "claim:<name>" for each dynamic
-	// resource claim it uses. Quantities are not inputs.
+	// ephemeral-storage, storage or hugepages-*), including an operator's
+	// short forms its profile reads (a Dynamo service's
+	// resources.limits.gpu is nvidia.com/gpu); "claim:<name>" for each
+	// dynamic resource claim it uses; and, for a main (not init)
+	// container, "node:<key>" for each key of its pod's nodeSelector that
+	// names an accelerator (cloud.google.com/gke-accelerator,
+	// nvidia.com/gpu.product, karpenter.k8s.aws/instance-gpu-name, ...: a
+	// configurable list). Quantities and label values are not inputs.
 	Accelerators []string `json:"accelerators,omitempty"`
-	// Files are the files a ConfigMap volume puts in the container: a
-	// start script or a configuration file the server reads, scrubbed like
-	// any input (scripts word by word as command lines, configuration
-	// files to their allow-listed keys). Secrets are never read.
+	// Files are the files a ConfigMap volume (whole, its items, or one key
+	// through subPath; a projected volume's ConfigMap sources) puts in the
+	// container, sorted by path: a start script or a configuration file
+	// the server reads, scrubbed like any input (scripts word by word as
+	// command lines, configuration files to their allow-listed keys).
+	// Other files are left out; Secrets are never read.
 	Files []File `json:"files,omitempty"`
 }
 
@@ -112,10 +121,18 @@ type Probe struct {
 }
 
 // File is one file a ConfigMap volume puts in a container, at Path as the
-// container sees it. Locator names the ConfigMap key it came from
-// ("ConfigMap/<name>.data.<key>"). Kind is FileScript (a shell script,
-// whose Text is redacted word by word like a command line) or FileConfig
-// (YAML, JSON or key=value text, whose Text keeps only allow-listed keys).
+// container sees it. Locator names the ConfigMap key it came from, as the
+// locators of what any linked object contributes do
+// ("ConfigMap/<name>:data.<key>", or ConfigMap/<name>:data["<key>"] for
+// a key with a dot), so that editing that key is a change of every
+// workload that reads it. Kind is FileScript (a .sh or .bash file, one
+// whose first line is #!, or one the container's command or args run:
+// its Text is redacted word by word like a command line) or FileConfig (a
+// YAML or JSON mapping, or key=value lines: its Text is the allow-listed
+// keys, "dotted.key.path=value" lines in document order, where a key is
+// kept when it names, with dashes and underscores equal, a flag whose
+// value the rules read or an allow-listed env name, and its value passes
+// the credential checks).
 type File struct {
 	Path    string `json:"path"`
 	Locator string `json:"locator"`
@@ -132,8 +149,9 @@ const (
 // EnvVar is one environment variable. Value is kept only for names on the
 // allow-list; any other literal value is dropped and Redacted is set. A value
 // taken from a Secret keeps the reference's names only; one taken from a
-// ConfigMap the collector could read is kept like a literal one (From
-// still names the ConfigMap key).
+// ConfigMap the collector could read is kept (or dropped and Redacted) like
+// a literal one, From still naming the ConfigMap key; a ConfigMap or key
+// it could not read keeps the names only.
 type EnvVar struct {
 	Name     string  `json:"name"`
 	Value    string  `json:"value,omitempty"`
@@ -152,8 +170,10 @@ type KeyRef struct {
 // EnvSource is an envFrom entry: the referenced object's kind and name.
 // For a ConfigMap the collector could read, Env holds the variables it
 // gives the container, as if they stood in the manifest (names with the
-// prefix, values only for allow-listed names, each From naming the
-// ConfigMap key); a Secret's are never read.
+// prefix, in key order, values only for allow-listed names, each From
+// naming the ConfigMap key); a Secret's are never read. Every source is
+// kept as listed: Kubernetes' precedence (env over envFrom, a later
+// envFrom over an earlier one) is the reader's.
 type EnvSource struct {
 	Kind   string   `json:"kind"`
 	Name   string   `json:"name"`

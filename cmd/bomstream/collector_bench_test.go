@@ -2,7 +2,10 @@ package main
 
 // BenchmarkCollector measures the cluster collector against a real API
 // server (envtest) holding N Deployments in opted-in namespaces, each with
-// its ReplicaSet and one pod reporting an image digest:
+// its ReplicaSet and one pod reporting an image digest, each reading a
+// ConfigMap of its own (its MODEL_ID through envFrom, and a vLLM config
+// file it mounts), beside a ConfigMap of 64 KiB that no one reads for every
+// tenth Deployment (BOMSTREAM_BENCH_CONFIGMAPS=false: no ConfigMaps):
 //
 //   - time from the start of the collector process to the last BOM in the
 //     file sink (collector -> external JetStream -> transformer -> file sink);
@@ -275,6 +278,11 @@ func populateOne(ctx context.Context, kc kubernetes.Interface, ns string, i int)
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "vllm", Image: image,
 			Args: []string{"--model", fmt.Sprintf("org/model-%d", i%50), "--tensor-parallel-size", "1"}}}},
 	}
+	if os.Getenv("BOMSTREAM_BENCH_CONFIGMAPS") != "false" {
+		if err := benchConfigMaps(ctx, kc, ns, name, i, &tmpl); err != nil {
+			return err
+		}
+	}
 	yes := true
 	d, err := kc.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -303,6 +311,34 @@ func populateOne(ctx context.Context, kc kubernetes.Interface, ns string, i int)
 		ImageID: fmt.Sprintf("docker.io/vllm/vllm-openai@sha256:%064x", 8+i%4)}}
 	_, err = kc.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 	return err
+}
+
+// benchConfigMaps creates the ConfigMap a bench Deployment reads (its
+// MODEL_ID through envFrom, a vLLM config file it mounts, as vllm serve
+// --config reads it), and, for every tenth, one of 64 KiB no one reads.
+func benchConfigMaps(ctx context.Context, kc kubernetes.Interface, ns, name string, i int, tmpl *corev1.PodTemplateSpec) error {
+	cms := kc.CoreV1().ConfigMaps(ns)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-config"}, Data: map[string]string{
+		"MODEL_ID":    fmt.Sprintf("org/model-%d", i%50),
+		"HF_HOME":     "/cache",
+		"config.yaml": fmt.Sprintf("model: org/model-%d\ntensor-parallel-size: 1\nmax-model-len: 8192\n", i%50),
+	}}
+	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if i%10 == 0 {
+		big := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-unread"}, Data: map[string]string{"blob": strings.Repeat("x", 64<<10)}}
+		if _, err := cms.Create(ctx, big, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	c := &tmpl.Spec.Containers[0]
+	c.Args = append(c.Args, "--config", "/etc/vllm/config.yaml")
+	c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/vllm/config.yaml", SubPath: "config.yaml"}}
+	tmpl.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}}
+	return nil
 }
 
 // procStatus reads a "Vm..." line of /proc/PID/status in MiB.

@@ -47,7 +47,10 @@ type CollectorConfig struct {
 	EnvAllow         []string `yaml:"envAllow"`
 	LabelAllow       []string `yaml:"labelAllow"`
 	ArgAllow         []string `yaml:"argAllow"`
-	ProfilesFile     string   `yaml:"profilesFile"`
+	// AcceleratorLabels are node label keys, beyond the built-in ones, that
+	// name an accelerator in a pod's nodeSelector.
+	AcceleratorLabels []string `yaml:"acceleratorLabels"`
+	ProfilesFile      string   `yaml:"profilesFile"`
 }
 
 // ManifestsConfig is the manifest source of `bomstream run`.
@@ -219,12 +222,13 @@ func (c Config) Validate(reg sinks.Registry) error {
 
 func (c Config) normalizerConfig() collector.Config {
 	cfg := collector.Config{
-		Cluster:          c.Cluster,
-		DefaultNamespace: c.Collector.DefaultNamespace,
-		EnvAllow:         c.Collector.EnvAllow,
-		LabelAllow:       c.Collector.LabelAllow,
-		ArgAllow:         c.Collector.ArgAllow,
-		ProfilesFile:     c.Collector.ProfilesFile,
+		Cluster:           c.Cluster,
+		DefaultNamespace:  c.Collector.DefaultNamespace,
+		EnvAllow:          c.Collector.EnvAllow,
+		LabelAllow:        c.Collector.LabelAllow,
+		ArgAllow:          c.Collector.ArgAllow,
+		AcceleratorLabels: c.Collector.AcceleratorLabels,
+		ProfilesFile:      c.Collector.ProfilesFile,
 	}
 	// A rules override's engines and model env are the collector's too
 	// (argumentsCovered has checked the file reads).

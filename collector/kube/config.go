@@ -44,8 +44,9 @@ type Config struct {
 	// going where CustomResourceDefinitions cannot be watched (default 1m;
 	// with the CRD watch, discovery runs only when a CRD changes).
 	DiscoveryInterval time.Duration `yaml:"discoveryInterval"`
-	// SyncTimeout bounds the wait for the caches before the first pass; a
-	// kind not synced by then is reconciled when it is (default 1m).
+	// SyncTimeout bounds each wait for the caches before the first pass
+	// (the workload kinds', then the ConfigMaps'); a kind not synced by
+	// then is reconciled when it is (default 1m).
 	SyncTimeout time.Duration `yaml:"syncTimeout"`
 	// WatchTimeout is the server-side timeout asked for each watch; a longer
 	// one means fewer requests when idle (default 30m, at least 5m).

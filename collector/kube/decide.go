@@ -60,6 +60,9 @@ func (s *session) process(ctx context.Context, uid string) error {
 	if err := s.ensureFetched(ctx, need); err != nil {
 		return err
 	}
+	if err := s.ensureConfigMaps(ctx, need); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	o := s.objs[uid]
 	var (
@@ -112,6 +115,12 @@ func (s *session) desired(ctx context.Context) ([]schemas.WorkloadChange, []stri
 	s.mu.Unlock()
 	if err := s.ensureFetched(ctx, need); err != nil {
 		s.c.log.Warn("read top-level objects", zap.Error(err))
+	}
+	s.mu.Lock()
+	readers := s.configMapReadersLocked()
+	s.mu.Unlock()
+	if err := s.ensureConfigMaps(ctx, readers); err != nil {
+		s.c.log.Warn("read configmaps", zap.Error(err))
 	}
 	now := time.Now()
 	s.mu.Lock()
@@ -249,6 +258,9 @@ func (s *session) ensureFetched(ctx context.Context, uids []string) error {
 		full := tf.fromMap(u, u.Object)
 		s.mu.Lock()
 		s.fetched[uid] = full
+		if cur := s.objs[uid]; cur != nil {
+			s.cms.setReads(uid, s.readsOfLocked(cur))
+		}
 		s.mu.Unlock()
 	}
 	return errors.Join(errs...)

@@ -36,6 +36,13 @@
 // restart. Where CRDs cannot be listed (the namespace-restricted mode),
 // discovery is polled instead.
 //
+// ConfigMaps are inputs (configmaps.go): the collector keeps a Draft of
+// each workload (collector.Draft) and completes it with the ConfigMaps it
+// reads each time it decides it. It watches ConfigMaps once the workload
+// kinds have listed, and keeps the data of those an object in scope reads,
+// and of no other; a change of one queues exactly the workloads that read
+// it. Secrets are never read.
+//
 // Noise publishes nothing: replica counts, status, resourceVersion and
 // annotations are not inputs, and a pod that restarts or is rescheduled with
 // the same image digest leaves the digest set unchanged (collector.Digests
@@ -65,6 +72,7 @@
 // clients, start, the live loop, discovery, probes); watch.go and scope.go
 // (informers, namespaces); object.go (the compact cached objects); graph.go
 // (the object graph the watches fill); links.go (links, claims, generic
-// owners); decide.go (the queue of workloads, their events, tombstones);
+// owners); configmaps.go (the ConfigMaps workloads read); decide.go (the
+// queue of workloads, their events, tombstones);
 // health.go; client.go (client configuration, request metrics).
 package kube

@@ -29,11 +29,11 @@ func (s *session) upsert(obj any) {
 	if o.owner != nil {
 		s.children[o.owner.UID] = append(s.children[o.owner.UID], uid)
 	}
-	tops = append(tops, s.indexLocked(o, true)...)
-	tops = append(tops, s.topLocked(o))
 	if f := s.fetched[uid]; f != nil && f.Generation != o.Generation {
 		delete(s.fetched, uid)
 	}
+	tops = append(tops, s.indexLocked(o, true)...)
+	tops = append(tops, s.topLocked(o))
 	s.mu.Unlock()
 	s.enqueue(tops...)
 }

@@ -45,6 +45,11 @@ func (s *session) indexLocked(o *object, add bool) []string {
 	var affected []string
 	group := groupOf(o.APIVersion)
 	uid := string(o.UID)
+	if add {
+		s.cms.setReads(uid, s.readsOfLocked(o))
+	} else {
+		s.cms.setReads(uid, nil)
+	}
 	if o.linked {
 		k := kindKey(group, o.Kind, o.Namespace)
 		if add {
@@ -157,6 +162,9 @@ func (s *session) topLevelLocked(o *object) bool {
 type sessionLookup struct{ s *session }
 
 func (l sessionLookup) Get(apiVersion, kind, namespace, name string) (map[string]any, bool) {
+	if kind == configMapKind && groupOf(apiVersion) == "" {
+		return l.s.cms.get(configMapKey(namespace, name))
+	}
 	o := l.s.linkIdx[kindKey(groupOf(apiVersion), kind, namespace)][name]
 	if o == nil || o.raw == nil {
 		return nil, false
@@ -189,12 +197,15 @@ func (s *session) inputsLocked(o, base *object) (*schemas.Inputs, []string, bool
 	if in == nil {
 		return nil, nil, false
 	}
-	if base.linking && base.raw != nil {
+	switch {
+	case base.linking && base.raw != nil:
 		again, err := s.c.norm.NormalizeWith(base.raw, "cluster", sessionLookup{s})
 		if err != nil {
 			return nil, nil, false
 		}
 		in = again
+	case base.draft != nil:
+		in = s.c.norm.Complete(base.draft, sessionLookup{s})
 	}
 	roots := []string{string(o.UID)}
 	for _, ref := range collector.Claims(in) {
@@ -209,7 +220,11 @@ func (s *session) inputsLocked(o, base *object) (*schemas.Inputs, []string, bool
 		if part == nil || part.inputs == nil {
 			continue
 		}
-		in = s.c.norm.Claim(in, part.inputs)
+		partIn := part.inputs
+		if part.draft != nil {
+			partIn = s.c.norm.Complete(part.draft, sessionLookup{s})
+		}
+		in = s.c.norm.Claim(in, partIn)
 		roots = append(roots, uid)
 	}
 	return in, roots, true

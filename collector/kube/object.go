@@ -29,7 +29,15 @@ type object struct {
 
 	owner *collector.OwnerRef
 	// inputs of an object that is a workload of its own; nil otherwise.
+	// When it reads ConfigMaps, they are its draft's, not yet complete.
 	inputs *schemas.Inputs
+	// draft is set when the object reads ConfigMaps: it is completed with
+	// the session's Lookup each time it is decided.
+	draft *collector.Draft
+	// configMaps are the ConfigMaps of its namespace it reads (a linked
+	// object: the ConfigMaps it names anywhere, which the workloads that
+	// read it may take).
+	configMaps []string
 	// rolledUp: a known owner kind controls the object (ErrNotWorkload).
 	rolledUp bool
 	// skip says why an object of a workload kind has no inputs (a malformed
@@ -112,6 +120,9 @@ func (t transformer) transform(in any) (any, error) {
 		if t.kind.Linked || t.kind.Linking {
 			out.raw, out.linked, out.linking = slimRaw(o.Object), t.kind.Linked, t.kind.Linking
 		}
+		if t.kind.Linked && out.Namespace != "" {
+			out.configMaps = collector.ConfigMapsIn(out.raw)
+		}
 		return out, nil
 	case *corev1.Pod:
 		return t.pod(o), nil
@@ -159,14 +170,17 @@ func (t transformer) fromMap(m metav1.Object, obj map[string]any) *object {
 		o.rolledUp = true
 		return o
 	}
-	in, err := t.norm.Normalize(obj, "cluster")
+	d, err := t.norm.Draft(obj, "cluster")
 	switch {
 	case errors.Is(err, collector.ErrNotWorkload):
 		o.rolledUp = true
 	case err != nil:
 		o.skip = err
 	default:
-		o.inputs = in
+		o.inputs = d.Inputs()
+		if names := d.ConfigMaps(); names != nil {
+			o.draft, o.configMaps = d, names
+		}
 	}
 	return o
 }
@@ -206,6 +220,7 @@ func (t transformer) pod(p *corev1.Pod) *object {
 	}
 	full := t.fromMap(p, m)
 	o.inputs, o.rolledUp, o.skip = full.inputs, full.rolledUp, full.skip
+	o.draft, o.configMaps = full.draft, full.configMaps
 	return o
 }
 

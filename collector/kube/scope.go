@@ -191,17 +191,17 @@ func (s *session) enqueueNamespace(ns string) {
 }
 
 // inScopeLocked reports whether o's namespace is watched.
-func (s *session) inScopeLocked(o *object) bool {
+func (s *session) inScopeLocked(o *object) bool { return s.namespaceInScope(o.Namespace) }
+
+// namespaceInScope reports whether the namespace ns is watched.
+func (s *session) namespaceInScope(ns string) bool {
 	sc := s.scope
 	if sc == nil || sc.all {
 		return true
 	}
-	if o.Namespace == "" {
-		return false
-	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return sc.in[o.Namespace]
+	return sc.in[ns]
 }
 
 // scopeKnown reports whether the set of watched namespaces is known, so

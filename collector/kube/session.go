@@ -49,6 +49,7 @@ type session struct {
 	named   map[string]string             // group, kind, namespace, name -> uid of a claimable object
 	claims  map[string]string             // group, kind, namespace, name -> uid of its claimer
 	generic map[string]string             // uid of a published generic owner -> its kind label
+	cms     *configMaps                   // the ConfigMaps workloads read (configmaps.go)
 
 	scope    *namespaceScope
 	crdWatch *kindWatch
@@ -87,6 +88,7 @@ func (c *Collector) newSession() (*session, error) {
 		watches: map[string]*kindWatch{}, gone: map[string]bool{}, skipLog: map[string]string{},
 		linkIdx: map[string]map[string]*object{}, linking: map[string]map[string]bool{},
 		named: map[string]string{}, claims: map[string]string{}, generic: map[string]string{},
+		cms:    newConfigMaps(),
 		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: ""}),
 		passes: make(chan struct{}, 1), disc: make(chan struct{}, 1),
 	}, nil
@@ -122,16 +124,23 @@ func (s *session) start(ctx context.Context) error {
 		s.startCRDWatch(ctx)
 	}
 	s.rediscover(ctx)
-	deadline := time.Now().Add(s.c.cfg.SyncTimeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if s.settled() {
-			break
-		}
-		sleep(ctx, 20*time.Millisecond)
-	}
+	s.waitSettled(ctx)
+	// ConfigMaps are listed once the workloads are, so that the list
+	// keeps the data of the ones they read (configmaps.go).
+	s.startConfigMapWatch(ctx)
+	s.waitSettled(ctx)
 	s.started.Store(true)
 	s.probe(ctx)
 	return ctx.Err()
+}
+
+// waitSettled waits, at most SyncTimeout, until every watch has synced
+// or is failing.
+func (s *session) waitSettled(ctx context.Context) {
+	deadline := time.Now().Add(s.c.cfg.SyncTimeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil && !s.settled() {
+		sleep(ctx, 20*time.Millisecond)
+	}
 }
 
 // settled reports whether every watch has synced or is failing.
@@ -145,6 +154,11 @@ func (s *session) settled() bool {
 	if s.scope != nil && s.scope.watch != nil && !s.scope.watch.synced() && s.c.health.ok(namespaceKind) {
 		return false
 	}
+	s.cms.mu.Lock()
+	if w := s.cms.watch; w != nil {
+		ws = append(ws, w)
+	}
+	s.cms.mu.Unlock()
 	for _, w := range ws {
 		if !w.synced() && s.c.health.ok(w.res.label()) {
 			return false
@@ -298,6 +312,7 @@ func (s *session) forget(r resource) {
 			s.unlinkLocked(o)
 			delete(s.objs, uid)
 			delete(s.fetched, uid)
+			s.cms.setReads(uid, nil)
 		}
 	}
 }
@@ -318,6 +333,11 @@ func (s *session) stopAll() {
 	if s.scope != nil && s.scope.watch != nil {
 		ws = append(ws, s.scope.watch)
 	}
+	s.cms.mu.Lock()
+	if s.cms.watch != nil {
+		ws = append(ws, s.cms.watch)
+	}
+	s.cms.mu.Unlock()
 	for _, w := range ws {
 		w.stop()
 		s.c.health.gone(w.res.label())

@@ -53,6 +53,7 @@ var builtinTyped = map[schema.GroupVersionResource]func() runtime.Object{
 	{Group: "apps", Version: "v1", Resource: "daemonsets"}:   func() runtime.Object { return &appsv1.DaemonSet{} },
 	{Group: "batch", Version: "v1", Resource: "jobs"}:        func() runtime.Object { return &batchv1.Job{} },
 	{Group: "batch", Version: "v1", Resource: "cronjobs"}:    func() runtime.Object { return &batchv1.CronJob{} },
+	configMapsGVR: func() runtime.Object { return &corev1.ConfigMap{} },
 }
 
 // metadataOnly are resources whose objects matter only for their owner
@@ -60,7 +61,10 @@ var builtinTyped = map[schema.GroupVersionResource]func() runtime.Object{
 // Knative objects are their graph's or service's. A top-level one is read
 // in full with a GET when it needs normalizing.
 func metadataOnly(r resource) bool {
-	if r.gvr.Group == "apps" && r.gvr.Resource == "replicasets" {
+	switch {
+	case r.gvr == configMapsGVR:
+		return false // their transform keeps what is read (configmaps.go)
+	case r.gvr.Group == "apps" && r.gvr.Resource == "replicasets":
 		return true
 	}
 	return !r.kind.Workload && !r.kind.Linked

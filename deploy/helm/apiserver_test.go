@@ -639,7 +639,8 @@ func modelServerCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-// The chart's ServiceAccount may read the workloads it is given and write
+// The chart's ServiceAccount may read the workloads it is given and the
+// ConfigMaps they read (get, list, watch), and write
 // its own Lease, and nothing more: it cannot read a Secret anywhere, write a
 // workload, run into a pod, or touch RBAC or webhooks; in the namespaced
 // mode it cannot read outside the listed namespaces, nor anything
@@ -680,6 +681,11 @@ func TestServiceAccountPermissions(t *testing.T) {
 			allowed := []check{
 				{"list", "apps", "deployments", "", ml, ""},
 				{"watch", "", "pods", "", ml, ""},
+				// The ConfigMaps workloads read (env values, start
+				// scripts, config files); Secrets never (below).
+				{"get", "", "configmaps", "", ml, "model-config"},
+				{"list", "", "configmaps", "", ml, ""},
+				{"watch", "", "configmaps", "", ml, ""},
 				{"get", "serving.kserve.io", "inferenceservices", "", ml, "x"},
 				{"create", "coordination.k8s.io", "leases", "", own, ""},
 				{"update", "coordination.k8s.io", "leases", "", own, "bomstream-collector-sar"},
@@ -704,14 +710,19 @@ func TestServiceAccountPermissions(t *testing.T) {
 						check{verb, "serving.kserve.io", "inferenceservices", "", ns, ""})
 				}
 				denied = append(denied, check{"update", "apps", "deployments", "scale", ns, ""})
+				for _, verb := range []string{"create", "update", "patch", "delete"} {
+					denied = append(denied, check{verb, "", "configmaps", "", ns, ""})
+				}
 			}
 			if mode == "cluster" {
 				allowed = append(allowed,
 					check{"list", "apps", "deployments", "", "", ""}, check{"list", "", "namespaces", "", "", ""},
-					check{"watch", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""}, check{"list", "apps", "deployments", "", other, ""})
+					check{"watch", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""}, check{"list", "apps", "deployments", "", other, ""},
+					check{"watch", "", "configmaps", "", "", ""})
 			} else {
 				denied = append(denied,
 					check{"list", "apps", "deployments", "", "", ""}, check{"list", "", "namespaces", "", "", ""},
+					check{"watch", "", "configmaps", "", "", ""}, check{"get", "", "configmaps", "", other, "x"},
 					check{"list", "apiextensions.k8s.io", "customresourcedefinitions", "", "", ""},
 					check{"list", "apps", "deployments", "", other, ""}, check{"list", "apps", "deployments", "", own, ""})
 			}

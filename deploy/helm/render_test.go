@@ -154,16 +154,17 @@ func grants(rules []rbacv1.PolicyRule) map[grant][]string {
 }
 
 // The RBAC is read-only and covers exactly the kinds the collector watches:
-// every workload and owner kind of collector/profiles.yaml, plus Namespaces
-// and CRDs cluster-wide. No Secrets, no wildcard, no write verb but the
-// Lease's, and the Lease rights only on the collector's own Lease.
+// every workload and owner kind of collector/profiles.yaml and ConfigMaps,
+// plus Namespaces and CRDs cluster-wide. No Secrets, no wildcard, no write
+// verb but the Lease's, and the Lease rights only on the collector's own
+// Lease.
 func TestRBACIsReadOnly(t *testing.T) {
 	norm, err := collector.NewNormalizer(collector.Config{Cluster: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	watched := map[grant]bool{}
-	namespacedKinds := map[grant]bool{}
+	watched := map[grant]bool{{"", "configmaps"}: true}
+	namespacedKinds := map[grant]bool{{"", "configmaps"}: true}
 	for _, k := range norm.Kinds() {
 		res, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Group: k.Group, Version: "v1", Kind: k.Kind})
 		watched[grant{k.Group, res.Resource}] = true

@@ -1,12 +1,14 @@
 {{/*
 The read rules of the collector: get, list and watch on every workload and
-owner kind of the built-in profiles (collector/profiles.yaml), nothing
-else. Kinds whose CRDs are not installed may stay listed: the collector
-watches what discovery serves. No Secrets, no write verb.
+owner kind of the built-in profiles (collector/profiles.yaml), and on
+ConfigMaps (the collector keeps the data only of those the workloads
+read: env values, envFrom, mounted start scripts and config files),
+nothing else. Kinds whose CRDs are not installed may stay listed: the
+collector watches what discovery serves. No Secrets, no write verb.
 */}}
 {{- define "bomstream.readRules" -}}
 - apiGroups: [""]
-  resources: [pods, replicationcontrollers{{ if .cluster }}, namespaces{{ end }}]
+  resources: [pods, replicationcontrollers, configmaps{{ if .cluster }}, namespaces{{ end }}]
   verbs: [get, list, watch]
 - apiGroups: [apps]
   resources: [deployments, statefulsets, daemonsets, replicasets]
