@@ -44,25 +44,73 @@ func (n *Normalizer) file(at, loc, text string, ct *schemas.Container) (schemas.
 }
 
 // isScript reports a shell script: by its name, its #! line, or because
-// the container's command or args run it.
+// the container's command or args run it: as the program, or given to a
+// shell (sh FILE, bash -e FILE, source FILE). A file a program is given
+// as a flag's value (vllm serve --config FILE) is no script, nor is one
+// named as configuration (.yaml, .json, ...).
 func isScript(at, text string, ct *schemas.Container) bool {
 	switch pathpkg.Ext(at) {
 	case ".sh", ".bash":
 		return true
+	case ".yaml", ".yml", ".json", ".conf", ".cfg", ".toml", ".ini", ".properties", ".env", ".txt":
+		return strings.HasPrefix(text, "#!")
 	}
 	if strings.HasPrefix(text, "#!") {
 		return true
 	}
-	for _, list := range [][]string{ct.Command, ct.Args} {
-		for _, w := range list {
-			for _, tok := range strings.FieldsFunc(w, shellSeparator) {
-				if tok == at {
+	toks, starts := commandWords(ct)
+	for i, tok := range toks {
+		if tok != at {
+			continue
+		}
+		if starts[i] {
+			return true
+		}
+		// The nearest word before it that is no option runs it.
+		for j := i - 1; j >= 0; j-- {
+			if p := toks[j]; !strings.HasPrefix(p, "-") {
+				switch pathpkg.Base(p) {
+				case "sh", "bash", "ash", "dash", "zsh", "ksh", "source", ".", "exec":
 					return true
 				}
+				break
 			}
 		}
 	}
 	return false
+}
+
+// commandWords splits a container's command and args into words, and
+// says of each whether it starts a command: the first word of all, the
+// first of a script (an element with spaces), the first after ;, &, |,
+// a newline or a parenthesis.
+func commandWords(ct *schemas.Container) (toks []string, starts []bool) {
+	for _, list := range [][]string{ct.Command, ct.Args} {
+		for _, w := range list {
+			start := len(toks) == 0 || strings.ContainsAny(w, " \t\n")
+			tok := strings.Builder{}
+			flush := func() {
+				if tok.Len() > 0 {
+					toks, starts = append(toks, tok.String()), append(starts, start)
+					tok.Reset()
+					start = false
+				}
+			}
+			for _, r := range w {
+				switch {
+				case strings.ContainsRune(";&|\n()`", r):
+					flush()
+					start = true
+				case shellSeparator(r):
+					flush()
+				default:
+					tok.WriteRune(r)
+				}
+			}
+			flush()
+		}
+	}
+	return toks, starts
 }
 
 // shellSeparator: what separates the words of a command line.

@@ -298,7 +298,7 @@ func TestDraftComplete(t *testing.T) {
 // key=value lines is left out.
 func TestConfigMapFileKinds(t *testing.T) {
 	n := newNormalizer(t, Config{})
-	ct := &schemas.Container{Command: []string{"sh", "-c", "cd /cfg && /cfg/boot; echo done"}}
+	ct := &schemas.Container{Command: []string{"sh", "-c", "cd /cfg && /cfg/boot; echo done"}, Args: []string{"--config", "/cfg/served.yaml"}}
 	for _, tc := range []struct {
 		path, text, kind, want string
 	}{
@@ -311,6 +311,8 @@ func TestConfigMapFileKinds(t *testing.T) {
 		{"/cfg/list.json", `["a", "b"]`, "", ""},
 		{"/cfg/notes.txt", "just some words", "", ""},
 		{"/cfg/model.py", "import os\nprint(os.environ)\n", "", ""},
+		// A file given as a flag's value is no script (vllm serve --config).
+		{"/cfg/served.yaml", "model: org/m\nport: 8000\n", schemas.FileConfig, "model=org/m\nport=8000"},
 		{"/cfg/tpl.jinja", "{% for m in messages %}{{ m }}{% endfor %}", "", ""},
 		{"/cfg/alias.yaml", "a: &x {model: org/a}\nb: *x\n", schemas.FileConfig, "a.model=org/a"},
 		{"/cfg/multiline.yaml", "model: |\n  org/a\n  org/b\n", schemas.FileConfig, ""},

@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
 )
@@ -131,8 +132,20 @@ func containerEnv(ct *schemas.Container) []envValue {
 	return out
 }
 
-// configMapLoc is the locator of a ConfigMap key: ConfigMap/<name>.data.<key>.
-func configMapLoc(k *schemas.KeyRef) string { return "ConfigMap/" + k.Name + ".data." + k.Key }
+// configMapLoc is the locator of a ConfigMap key as the collector writes
+// those of what a ConfigMap contributes: ConfigMap/<name>:data.<key>, or
+// ConfigMap/<name>:data["<key>"] for a key of other characters than
+// letters, digits, "_" and "-".
+func configMapLoc(k *schemas.KeyRef) string {
+	plain := k.Key != ""
+	for _, c := range k.Key {
+		plain = plain && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
+	}
+	if !plain {
+		return "ConfigMap/" + k.Name + ":data[" + strconv.Quote(k.Key) + "]"
+	}
+	return "ConfigMap/" + k.Name + ":data." + k.Key
+}
 
 // envLoc is the locator of e's value.
 func (c *ctrScope) envLoc(e envValue) string {
@@ -177,6 +190,38 @@ func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[st
 	return invs
 }
 
+// configFiles gives each of invs that names a configuration file a
+// ConfigMap puts in the container (vllm serve --config FILE) the file's
+// keys as flags of the same name (model: org/m is --model org/m), read
+// from the file's key=value lines; their locators name the ConfigMap key.
+func configFiles(ct *schemas.Container, invs []Invocation) {
+	if len(ct.Files) == 0 {
+		return
+	}
+	for ii := range invs {
+		inv := &invs[ii]
+		for _, f := range inv.Flags {
+			if !f.HasValue {
+				continue
+			}
+			for i := range ct.Files {
+				cf := &ct.Files[i]
+				if cf.Kind != schemas.FileConfig || cf.Path != f.Value {
+					continue
+				}
+				src := fileSrc - i
+				for _, line := range strings.Split(cf.Text, "\n") {
+					k, v, ok := strings.Cut(line, "=")
+					if !ok || k == "" || v == "" || strings.ContainsAny(k, ".[ ") {
+						continue // nested keys are no flags
+					}
+					inv.Flags = append(inv.Flags, Flag{Name: "--" + k, Value: v, HasValue: true, Src: src, ValueSrc: src})
+				}
+			}
+		}
+	}
+}
+
 // readContainer reads into x what ct runs: its command and args, and the
 // env vars read as arguments (rules argsEnv).
 func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
@@ -190,6 +235,7 @@ func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
 	}
 	x.invs = parseArgs(ct.Command, ct.Args, ParseOptions{Env: x.env, Booleans: r.booleans}, r.shellOf)
 	x.invs = r.scriptFiles(ct, x.invs, x.env)
+	configFiles(ct, x.invs)
 	for k, e := range ct.Env {
 		if !r.argsEnv[e.Name] || e.Value == "" || e.Redacted {
 			continue

@@ -87,6 +87,12 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 		if hfPart(org) && hfPart(name) {
 			return v, locHF, ""
 		}
+		// org/name:QUANT picks a file of a GGUF repository (llama.cpp's
+		// -hf bartowski/Llama-3.2-3B-Instruct-GGUF:Q4_K_M): the model is
+		// the repository.
+		if base, tag, ok := strings.Cut(name, ":"); ok && hfPart(org) && hfPart(base) && hfPart(tag) {
+			return org + "/" + base, locHF, ""
+		}
 		return v, locPath, ""
 	}
 	if hf && hfPart(v) {

@@ -192,36 +192,53 @@ func (r *rules) commandSignals(x *ctrScope, infos []*invInfo) {
 // imageWordSignal: an engine's word inside the image's name or tag, when
 // no image pattern matched it.
 func (r *rules) imageWordSignal(x *ctrScope) {
-	if x.img == nil || len(x.matches) > 0 || x.simulator != "" {
+	if x.ct.Image == "" || len(x.matches) > 0 || x.simulator != "" {
 		return
 	}
-	w, version := r.imageWord(x.img)
+	repo, tag, tagVersion := "", "", ""
+	if x.img != nil {
+		repo, tag, tagVersion = x.img.img.Repository, x.img.img.Tag, x.img.tagVersion
+	} else {
+		// A reference that does not parse, as written with placeholders
+		// (REGION-docker.pkg.dev/PROJECT_ID/optimum-tpu/tgi-tpu:latest):
+		// its last part and tag still name what it runs.
+		repo = x.ct.Image
+		if i := strings.IndexByte(repo, '@'); i >= 0 {
+			repo = repo[:i]
+		}
+		if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+			repo, tag = repo[:i], repo[i+1:]
+			tagVersion, _ = ParseVersion(tag)
+		}
+	}
+	w, version := r.imageWord(repo, tag, tagVersion)
 	if w == nil {
 		return
 	}
-	if sg := x.signal(r.serving, sigImageWord, x.img.proofValue, x.imageLoc, w.rule); sg != nil {
+	if sg := x.signal(r.serving, sigImageWord, "image "+x.ct.Image, x.imageLoc, w.rule); sg != nil {
 		sg.version = version
 	}
 }
 
-// imageWord finds the first engine word in the image: in the last part
-// of its name (the organisation's path names who built it, not what it
-// runs: vllm-project/semantic-router/extproc is no vLLM), with a version
-// attached (neuron-sdk2.20-vllm0.5.0) or else the tag's; else in the tag.
-func (r *rules) imageWord(pi *parsedImage) (*engineWord, string) {
-	repo := strings.ToLower(pi.img.Repository)
+// imageWord finds the first engine word in an image: in the last part of
+// its repository (the organisation's path names who built it, not what
+// it runs: vllm-project/semantic-router/extproc is no vLLM), with a
+// version attached (neuron-sdk2.20-vllm0.5.0) or else the tag's; else in
+// the tag.
+func (r *rules) imageWord(repo, tag, tagVersion string) (*engineWord, string) {
+	repo = strings.ToLower(repo)
 	name := repo[strings.LastIndexByte(repo, '/')+1:]
 	for i := range r.serving.words {
 		w := &r.serving.words[i]
 		if m := w.re.FindStringSubmatchIndex(name); m != nil {
-			v := pi.tagVersion
+			v := tagVersion
 			if vi := w.re.SubexpIndex("version"); m[2*vi] >= 0 {
 				v = Version(strings.TrimPrefix(name[m[2*vi]:m[2*vi+1]], "v"))
 			}
 			return w, v
 		}
 	}
-	tag := strings.ToLower(pi.img.Tag)
+	tag = strings.ToLower(tag)
 	for i := range r.serving.words {
 		w := &r.serving.words[i]
 		if m := w.re.FindStringSubmatchIndex(tag); m != nil {

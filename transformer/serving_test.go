@@ -76,10 +76,10 @@ func TestServingFromEvidence(t *testing.T) {
 func TestServingConfigMapInputs(t *testing.T) {
 	t.Run("start script", func(t *testing.T) {
 		_, d := render(t, deploy("scripted", schemas.Container{Name: "server", Image: "ubuntu:22.04", Command: []string{"/scripts/start.sh"},
-			Files: []schemas.File{{Path: "/scripts/start.sh", Kind: schemas.FileScript, Locator: "ConfigMap/start.data.start.sh",
+			Files: []schemas.File{{Path: "/scripts/start.sh", Kind: schemas.FileScript, Locator: `ConfigMap/start:data["start.sh"]`,
 				Text: "pip install vllm==0.9.2\nexec vllm serve Qwen/Qwen3-8B --port 8000"}}}))
 		rt := mustRuntime(t, d, "vllm", "", "declared")
-		if !slices.Contains(locations(rt), "ConfigMap/start.data.start.sh") {
+		if !slices.Contains(locations(rt), `ConfigMap/start:data["start.sh"]`) {
 			t.Errorf("evidence %v", locations(rt))
 		}
 		mustModel(t, d, "Qwen/Qwen3-8B", "huggingface", "pkg:huggingface/Qwen/Qwen3-8B")
@@ -89,7 +89,7 @@ func TestServingConfigMapInputs(t *testing.T) {
 		_, d := render(t, deploy("tgi", schemas.Container{Name: "tgi", Image: "ghcr.io/huggingface/text-generation-inference:2.4.0",
 			EnvFrom: []schemas.EnvSource{{Kind: "configMap", Name: "tgi-config", Env: []schemas.EnvVar{{Name: "MODEL_ID", Value: "Intel/neural-chat-7b-v3-3", From: from}}}}}))
 		m := mustModel(t, d, "Intel/neural-chat-7b-v3-3", "huggingface", "pkg:huggingface/Intel/neural-chat-7b-v3-3")
-		if !slices.Contains(locations(m), "ConfigMap/tgi-config.data.MODEL_ID") {
+		if !slices.Contains(locations(m), "ConfigMap/tgi-config:data.MODEL_ID") {
 			t.Errorf("evidence %v", locations(m))
 		}
 		// An explicit env var wins over envFrom, as in Kubernetes.
