@@ -198,9 +198,9 @@ type SettingRule struct {
 
 // ModelRules says where models are named.
 type ModelRules struct {
-	Flags           []string `json:"flags,omitempty"`
-	HFFlags         []string `json:"hfFlags,omitempty"`
-	Env             []string `json:"env,omitempty"`
+	Flags   []string `json:"flags,omitempty"`
+	HFFlags []string `json:"hfFlags,omitempty"`
+	Env     []string `json:"env,omitempty"`
 	// EnvPatterns match more env names that name a model (MODEL_1_ID).
 	EnvPatterns []string `json:"envPatterns,omitempty"`
 	// EnvFields are kind fields holding env variables as "NAME=value"

@@ -19,7 +19,7 @@ func TestServingFromEvidence(t *testing.T) {
 	gpu := []string{"nvidia.com/gpu"}
 	t.Run("llama.cpp configured only through LLAMA_ARG_* variables", func(t *testing.T) {
 		_, d := render(t, deploy("llama", schemas.Container{Name: "server", Image: "registry.acme.example/llm/server:3.1",
-			Env: []schemas.EnvVar{{Name: "LLAMA_ARG_HF_REPO", Value: "bartowski/Llama-3.2-3B-Instruct-GGUF"}, {Name: "LLAMA_ARG_CTX_SIZE", Value: "4096"}},
+			Env:   []schemas.EnvVar{{Name: "LLAMA_ARG_HF_REPO", Value: "bartowski/Llama-3.2-3B-Instruct-GGUF"}, {Name: "LLAMA_ARG_CTX_SIZE", Value: "4096"}},
 			Ports: []schemas.Port{{Port: 8080}}}))
 		rt := mustRuntime(t, d, "llama.cpp", "", "inferred")
 		if !slices.Contains(locations(rt), "spec.template.spec.containers[0].env[0]") {
