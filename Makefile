@@ -10,7 +10,7 @@ FUZZTIME    ?= 100000x
 FUZZMINTIME ?= 2s
 FUZZ         = $(GO) test -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINTIME)
 
-.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak image cosign
+.PHONY: build test lint bench bench-collector fuzz demo clean kube-bins soak image cosign corpus
 
 # build: bin/bomstream, bin/bomstream-collector, the same without the
 # cloud sinks (-tags nocloudsinks): a collector with half the memory, the
@@ -36,6 +36,15 @@ test: lint
 	echo "KUBEBUILDER_ASSETS=$$assets BOMSTREAM_NATS_SERVER_BIN=$$natsbin BOMSTREAM_COSIGN_BIN=$$cosignbin $(GO) test -count=1 -timeout 45m $(PKGS)"; \
 	KUBEBUILDER_ASSETS="$$assets" BOMSTREAM_NATS_SERVER_BIN="$$natsbin" BOMSTREAM_COSIGN_BIN="$$cosignbin" $(GO) test -count=1 -timeout 45m $(PKGS)
 	$(MAKE) fuzz
+
+# corpus: render every corpus (../shared/fixtures/realworld with its
+# index.json, ../shared/fixtures/upstream with transformer/testdata/
+# upstream.yaml, and the project's own transformer/testdata/manifests) and
+# print per corpus the serving precision and recall and the accuracy of
+# runtime, version, models, revision and roles; it fails when a case
+# misses that transformer/corpus/known.yaml does not list with its reason.
+corpus:
+	$(GO) test -count=1 -v -run '^TestCorpus$$' ./transformer/corpus/ -args -corpus.report
 
 # kube-bins: kube-apiserver and etcd for the integration tests (envtest),
 # built from the Go module proxy by .ci/kube-bins.sh into KUBE_BINS_DIR,
