@@ -322,8 +322,10 @@ type detection struct {
 	// declared says how the workload's kind, or a workload field, names
 	// its engine or serves by construction ("" when it does not).
 	declared string
-	units    []unit // every container, judged
-	serving  bool   // the workload serves a model
+	units    []unit     // every container, judged
+	sigs     []signal   // the signals of every unit
+	scratch  compDetect // see scratchComp
+	serving  bool       // the workload serves a model
 	// argRevision holds the revisions engines are pinned to whose models
 	// no argument of theirs names (see pinFieldModels).
 	argRevision strset
@@ -431,7 +433,10 @@ func srcLocator(ct *schemas.Container, src int) string {
 // detect runs the rules over in: the workload's kind and fields, then each
 // component, then the wrappers' backends; the claims are merged over the
 // workload.
-func (r *rules) detect(in *schemas.Inputs) *detection {
+//
+// sigs, when not nil, is room for the signals of the render (its length
+// is ignored): Render lends it from a pool.
+func (r *rules) detect(in *schemas.Inputs, sigs []signal) *detection {
 	d := &detection{purpose: r.kindPurpose[in.Workload.Kind], kind: in.Workload.Kind}
 	digests := r.digestIndex(in.Digests)
 	wl := &compDetect{}
@@ -445,6 +450,12 @@ func (r *rules) detect(in *schemas.Inputs) *detection {
 	}
 	d.truncations(in.Fields, nil, r)
 	comps := make([]compDetect, len(in.Components))
+	n := 0
+	for ci := range in.Components {
+		n += len(in.Components[ci].Containers)
+	}
+	d.units = make([]unit, 0, n)
+	d.sigs = sigs[:0]
 	for ci := range in.Components {
 		r.component(&comps[ci], &in.Components[ci], d, digests)
 	}

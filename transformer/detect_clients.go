@@ -30,16 +30,12 @@ func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invI
 		}
 	}
 	// Benchmarks and clients of any server, and their images.
-	var buf [256]byte
 	for ii := range invs {
-		if invs[ii].Program != "" && matchAny(r.serving.clients, string(appendHead(buf[:0], &invs[ii], 8))) {
+		if invs[ii].Program != "" && heads[ii].kind == sigClient {
 			return true
 		}
 	}
-	if pi := r.image(ct.Image); pi.ok && matchAny(r.serving.clientImages, pi.name+":"+pi.img.Tag) {
-		return true
-	}
-	return false
+	return ct.Image != "" && r.image(ct.Image).clientImage
 }
 
 // clientEnvName reports whether an env name marks a client of a server

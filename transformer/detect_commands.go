@@ -29,11 +29,11 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info
 		}
 		switch {
 		case inv.Program == "":
-			x.signal(r.serving, sigEntrypoint, hm.value, x.loc(src), rt)
+			x.signal(r.serving, sigEntrypoint, hm.value, "", x.loc(src), "", rt)
 		case inv.Background:
-			x.signal(r.serving, sigLaunchBg, hm.value, x.loc(src), rt)
+			x.signal(r.serving, sigLaunchBg, hm.value, "", x.loc(src), "", rt)
 		default:
-			x.signal(r.serving, sigLaunch, hm.value, x.loc(src), rt)
+			x.signal(r.serving, sigLaunch, hm.value, "", x.loc(src), "", rt)
 		}
 		h := cd.hit(rt, conf, proof{conf: conf, value: hm.value, locator: x.loc(src)})
 		if m, ok := x.matchOf(rt.Name); ok && x.img != nil {

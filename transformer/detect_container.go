@@ -28,8 +28,9 @@ type ctrScope struct {
 	revision string
 	// locs holds the locators of the first elements of command and args.
 	locs [8]string
-	// sig is the evidence for and against the container's serving.
-	sig []signal
+	// d is the detection the container's signals go to, from sigFrom on.
+	d       *detection
+	sigFrom int
 	// envs are its env variables whose values are known.
 	envs []envValue
 }
@@ -42,12 +43,12 @@ type ctrScope struct {
 // The container's claims are gathered apart (sub) and judged (serving.go):
 // its engine claims reach the component only when it serves.
 func (r *rules) container(cd *compDetect, c *schemas.Component, ct *schemas.Container, d *detection, digests map[string][]string) {
-	sub := &compDetect{}
-	x := ctrScope{cd: sub}
+	sub := d.scratchComp()
+	x := ctrScope{cd: sub, d: d, sigFrom: len(d.sigs)}
 	r.containerClaims(sub, &x, c, ct, d, digests)
 	u := r.judge(&x)
 	if u.serving && x.simulator == "" {
-		r.engineFromSignals(sub, &u)
+		r.engineFromSignals(sub, d.signals(&u))
 	}
 	if u.serving && x.revision != "" && len(sub.pending) == 0 {
 		// A serving engine pinned to a revision whose model a kind field

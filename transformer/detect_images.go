@@ -40,7 +40,7 @@ func (r *rules) imageStep(cd *compDetect, x *ctrScope, d *detection, digests map
 			ch.simulator = info.sim.Name
 			d.simulator(info.sim)
 			// A simulator serves an engine's API, with no engine behind it.
-			x.signal(r.serving, sigImage, pi.proofValue+" (simulates "+info.sim.Simulates+")", x.imageLoc, nil)
+			x.signal(r.serving, sigImage, pi.proofValue, "(simulates "+info.sim.Simulates+")", x.imageLoc, "", nil)
 		} else if !x.client {
 			r.imageClaims(cd, x, info)
 		}
@@ -86,7 +86,7 @@ func (r *rules) imageClaims(cd *compDetect, x *ctrScope, info *imageInfo) {
 	x.matches = info.matches
 	for _, m := range info.matches {
 		rt := m.rule
-		x.signal(r.serving, sigImage, x.img.proofValue, x.imageLoc, rt)
+		x.signal(r.serving, sigImage, x.img.proofValue, "", x.imageLoc, "", rt)
 		h := cd.hit(rt, confInferred, proof{conf: confInferred, value: x.img.proofValue, locator: x.imageLoc})
 		x.imageVersionClaim(h, m)
 		if m.backend != "" {

@@ -22,7 +22,7 @@ func (r *rules) wordClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 			if h.conf == confDeclared {
 				sig = sigLaunch
 			}
-			x.signal(r.serving, sig, h.value, x.loc(w.Src), h.rule)
+			x.signal(r.serving, sig, h.value, "", x.loc(w.Src), "", h.rule)
 			cd.hit(h.rule, h.conf, proof{conf: h.conf, value: h.value, locator: x.loc(w.Src)})
 		}
 	}

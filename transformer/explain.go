@@ -64,14 +64,14 @@ func (r *Renderer) Explain(ev schemas.WorkloadChange) (Explanation, error) {
 		return e, nil
 	}
 	if d == nil {
-		d = r.rules.detect(ev.Data.Inputs)
+		d = r.rules.detect(ev.Data.Inputs, nil)
 	}
 	e.Serving = d.serving
 	e.Reason = explainReason(d, res.Skipped)
 	for _, u := range d.units {
 		ue := UnitExplanation{Container: u.name, Locator: u.locator, Score: u.score, Serving: u.serving}
-		for _, s := range u.signals {
-			se := SignalExplanation{Signal: s.name, Weight: s.weight, Value: s.value, Locator: s.locator}
+		for _, s := range d.signals(&u) {
+			se := SignalExplanation{Signal: s.name, Weight: s.weight, Value: s.value(), Locator: s.locator()}
 			if s.engine != nil {
 				se.Engine = s.engine.Name
 			}

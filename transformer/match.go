@@ -22,6 +22,12 @@ type parsedImage struct {
 	purl       string // img.PURL("")
 	ref        string // its container's bom-ref: "container:" + str
 	info       *imageInfo
+	// clientImage: a client, SDK, benchmark or mock image (serving
+	// clientImages); word is the engine word in its name and wordVersion
+	// the version it gives (serving.go).
+	clientImage bool
+	word        *engineWord
+	wordVersion string
 }
 
 // image parses the image reference ref and matches its name.
@@ -44,6 +50,8 @@ func (r *rules) parseImage(ref string) *parsedImage {
 	// Every tag of a repository (10,000 builds of one engine) shares its
 	// name's matches: the image rules read the name only.
 	p.info = r.memo.names.get(p.name, r.imageInfo)
+	p.clientImage = matchAny(r.serving.clientImages, p.name+":"+img.Tag)
+	p.word, p.wordVersion = r.imageWord(img.Repository, img.Tag, p.tagVersion)
 	return p
 }
 
@@ -135,6 +143,10 @@ type invInfo struct {
 	matches   []headMatch
 	downloads []*downloadRule
 	client    bool
+	// kind is what the serving rules say the program does: "" (nothing
+	// they know), or the signal of an idle, client, server, convert or
+	// training program (serving.go).
+	kind string
 }
 
 // headMatch is a launch pattern that matched a head.
@@ -202,6 +214,7 @@ func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
 				info.downloads = append(info.downloads, dr)
 			}
 		}
+		info.kind = r.serving.programKind(head)
 	}
 	return info
 }

@@ -69,6 +69,10 @@ type matchMemo struct {
 	shells    memo[*shellScript] // script -> its commands
 	purls     memo[string]       // len(id):id rev -> Hugging Face purl
 	clientEnv memo[bool]         // env name -> it marks a client
+	// envFamilies: env name -> the engine whose env family it is.
+	envFamilies memo[*runtimeRule]
+	// rawWords: an image reference that does not parse -> its engine word.
+	rawWords memo[wordHit]
 }
 
 // newMatchMemo makes empty memos. Long keys (a 1 MiB script, a huge word)
@@ -83,5 +87,7 @@ func newMatchMemo() *matchMemo {
 	m.shells.maxLen = 4096
 	m.purls.maxLen = 512
 	m.clientEnv.maxLen = 256
+	m.envFamilies.maxLen = 256
+	m.rawWords.maxLen = 512
 	return m
 }

@@ -70,6 +70,9 @@ type Renderer struct {
 	rules *rules
 	// states holds the *renderState of renders done, for the next ones.
 	states sync.Pool
+	// sigs holds the signal slices of renders done (*[]signal), for the
+	// next ones: the detection's evidence, garbage once its BOM is built.
+	sigs sync.Pool
 	// tools is the metadata.tools of every BOM: this tool at cfg.Version.
 	// BOMs point to it, and nothing writes through them.
 	tools *cdx.ToolsChoice
@@ -90,6 +93,23 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	}
 	tool := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: cfg.Version, BOMRef: "tool:" + toolName}}
 	return &Renderer{cfg: cfg, rules: r, tools: &cdx.ToolsChoice{Components: &tool}}, nil
+}
+
+// signalRoom lends a signal slice for one render's detection.
+func (r *Renderer) signalRoom() []signal {
+	if p, ok := r.sigs.Get().(*[]signal); ok {
+		return (*p)[:0]
+	}
+	return make([]signal, 0, 32)
+}
+
+// giveSignalRoom takes back what signalRoom lent, unless it grew large.
+func (r *Renderer) giveSignalRoom(s []signal) {
+	if cap(s) > 1024 {
+		return
+	}
+	s = s[:0]
+	r.sigs.Put(&s)
 }
 
 // Skip reasons.
@@ -117,6 +137,7 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 	}
 	st := r.state()
 	defer r.release(st)
+	defer r.giveSignalRoom(d.sigs)
 	b := st.builder(r, bi, d)
 	out, err := b.encode()
 	if err != nil {
@@ -152,7 +173,7 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange) (res Result, bi bomInput, 
 		res.Skipped = SkipTemplate
 		return res, bi, nil, nil
 	}
-	d = r.rules.detect(in)
+	d = r.rules.detect(in, r.signalRoom())
 	// Only a workload that serves has a BOM (serving.go): one that only
 	// names models (a download, training, benchmark or UI job) has none.
 	if !d.serving {

@@ -24,45 +24,68 @@ import (
 // one of its units does, or its kind or a kind field names an engine, or
 // its kind serves by construction (serving.kinds).
 
-// signal is one piece of evidence for or against a container's serving.
+// signal is one piece of evidence for or against a container's serving:
+// what was seen (what and text, "command" "vllm serve") and where (loc
+// and locSuffix), kept in parts: most renders never print them.
 type signal struct {
-	name    string
-	weight  float64
-	value   string
-	locator string
-	engine  *runtimeRule // the engine it names, if any
-	version string       // the engine's version it carries (an image word's)
+	name           string
+	weight         float64
+	what, text     string
+	loc, locSuffix string
+	engine         *runtimeRule // the engine it names, if any
+	version        string       // the engine's version it carries (an image word's)
 }
 
-// unit is one container, judged.
+// value is what was seen.
+func (s *signal) value() string {
+	switch {
+	case s.text == "":
+		return s.what
+	case s.what == "":
+		return s.text
+	}
+	return s.what + " " + s.text
+}
+
+// locator is where it was seen.
+func (s *signal) locator() string { return s.loc + s.locSuffix }
+
+// unit is one container, judged: its signals are d.sigs[from:to].
 type unit struct {
 	name, locator string
-	signals       []signal
+	from, to      int
 	score         float64
 	serving       bool
 }
 
 // signal records evidence name about the container, once per name (the
-// first one found is kept).
-func (x *ctrScope) signal(s *servingRules, name, value, locator string, engine *runtimeRule) *signal {
-	for i := range x.sig {
-		if x.sig[i].name == name {
+// first one found is kept), in the detection's signals.
+func (x *ctrScope) signal(s *servingRules, name, what, text, loc, locSuffix string, engine *runtimeRule) *signal {
+	sigs := &x.d.sigs
+	for i := x.sigFrom; i < len(*sigs); i++ {
+		if (*sigs)[i].name == name {
 			return nil
 		}
 	}
-	x.sig = append(x.sig, signal{name: name, weight: s.weight(name), value: value, locator: locator, engine: engine})
-	return &x.sig[len(x.sig)-1]
+	*sigs = append(*sigs, signal{name: name, weight: s.weight(name), what: what, text: text, loc: loc, locSuffix: locSuffix, engine: engine})
+	return &(*sigs)[len(*sigs)-1]
 }
+
+// sigs are the container's signals so far.
+func (x *ctrScope) sigs() []signal { return x.d.sigs[x.sigFrom:] }
 
 // judge adds up the container's signals.
 func (r *rules) judge(x *ctrScope) unit {
-	u := unit{name: x.ct.Name, locator: x.ct.Locator, signals: x.sig}
-	for _, s := range x.sig {
+	u := unit{name: x.ct.Name, locator: x.ct.Locator, from: x.sigFrom, to: len(x.d.sigs)}
+	for _, s := range x.sigs() {
 		u.score += s.weight
 	}
 	u.serving = u.score >= r.serving.threshold
 	return u
 }
+
+// signals are the unit's signals in d.
+func (d *detection) signals(u *unit) []signal { return d.sigs[u.from:u.to] }
 
 // servingSignals records the signals of the container that the claims
 // did not: the engine words of its image, its env families, its labels,
@@ -71,15 +94,15 @@ func (r *rules) judge(x *ctrScope) unit {
 func (r *rules) servingSignals(x *ctrScope, infos []*invInfo, c *schemas.Component, d *detection) {
 	s, ct, kind := r.serving, x.ct, d.kind
 	if d.declared != "" {
-		x.signal(s, sigKind, d.declared, "kind", nil)
+		x.signal(s, sigKind, d.declared, "", "kind", "", nil)
 	} else if f := r.fieldNamingEngine(c.Fields); f != nil {
-		x.signal(s, sigKind, "field "+f.Name+"="+f.Value, f.Locator, nil)
+		x.signal(s, sigKind, "field", f.Name+"="+f.Value, f.Locator, "", nil)
 	}
 	if ct.Init {
-		x.signal(s, sigInit, "init container", ct.Locator, nil)
+		x.signal(s, sigInit, "init container", "", ct.Locator, "", nil)
 	}
 	if s.oneShot[kind] {
-		x.signal(s, sigOneShot, "kind "+kind, "kind", nil)
+		x.signal(s, sigOneShot, "kind", kind, "kind", "", nil)
 	}
 	r.imageWordSignal(x)
 	r.envFamilySignal(x)
@@ -87,37 +110,36 @@ func (r *rules) servingSignals(x *ctrScope, infos []*invInfo, c *schemas.Compone
 		for _, key := range s.labels {
 			if v, ok := c.Labels[key]; ok {
 				if rt := r.engineNamed(v); rt != nil {
-					x.signal(s, sigLabel, "label "+key+"="+v, c.Locator+".labels", rt)
+					x.signal(s, sigLabel, "label", key+"="+v, c.Locator, ".labels", rt)
 				}
 			}
 		}
 	}
 	if len(x.cd.engineFlags) > 0 {
 		ef := x.cd.engineFlags[0]
-		x.signal(s, sigEngineFlag, ef.p.value, ef.p.locator, r.byName[ef.name])
+		x.signal(s, sigEngineFlag, ef.p.value, "", ef.p.locator, "", r.byName[ef.name])
 	}
 	for _, pc := range x.cd.pending {
 		if !pc.claim.weak {
-			x.signal(s, sigModel, pc.claim.how+" "+pc.claim.value, pc.claim.locator, nil)
+			x.signal(s, sigModel, pc.claim.how, pc.claim.value, pc.claim.locator, "", nil)
 			break
 		}
 	}
 	for _, a := range ct.Accelerators {
 		if matchAny(s.accels, strings.ToLower(a)) {
-			x.signal(s, sigAccelerator, "accelerator "+a, ct.Locator+".resources", nil)
+			x.signal(s, sigAccelerator, "accelerator", a, ct.Locator, ".resources", nil)
 			break
 		}
 	}
 	if len(ct.Ports) > 0 {
-		x.signal(s, sigPort, "port "+strconv.Itoa(int(ct.Ports[0].Port)), ct.Locator+".ports[0]", nil)
+		x.signal(s, sigPort, "port", portText(ct.Ports[0]), ct.Locator, ".ports[0]", nil)
 	}
 	for _, p := range ct.Probes {
-		loc := ct.Locator + "." + p.Kind + "Probe"
 		switch {
 		case matchAny(s.probes, p.Path):
-			x.signal(s, sigProbe, "probe "+p.Path, loc, nil)
+			x.signal(s, sigProbe, "probe", p.Path, ct.Locator, "."+p.Kind+"Probe", nil)
 		case matchAny(s.health, p.Path):
-			x.signal(s, sigHealthProbe, "probe "+p.Path, loc, nil)
+			x.signal(s, sigHealthProbe, "probe", p.Path, ct.Locator, "."+p.Kind+"Probe", nil)
 		}
 	}
 	r.commandSignals(x, infos)
@@ -139,53 +161,55 @@ func (r *rules) fieldNamingEngine(fields []schemas.Field) *schemas.Field {
 	return nil
 }
 
-// commandSignals records what the container's programs say against its
-// serving: sleeping, a client or benchmark, a download, a conversion,
-// training.
+// programKind is the signal of the program a command head runs: idle,
+// client, server, convert, training, or "".
+func (s *servingRules) programKind(head string) string {
+	for _, k := range []struct {
+		name string
+		res  []*regexp.Regexp
+	}{{sigIdle, s.idle}, {sigClient, s.clients}, {sigServer, s.servers}, {sigConvert, s.convert}, {sigTraining, s.train}} {
+		if matchAny(k.res, head) {
+			return k.name
+		}
+	}
+	return ""
+}
+
+// commandSignals records what the container's programs say of its
+// serving: sleeping, a client or benchmark, a server of no engine in
+// particular, a download, a conversion, training.
 func (r *rules) commandSignals(x *ctrScope, infos []*invInfo) {
 	s := r.serving
 	if x.client {
-		x.signal(s, sigClient, "a client of a server elsewhere", x.ct.Locator, nil)
-	}
-	if x.img != nil && matchAny(s.clientImages, x.img.name+":"+x.img.img.Tag) {
-		x.signal(s, sigClient, "client image "+x.img.str, x.imageLoc, nil)
+		x.signal(s, sigClient, "a client of a server elsewhere", "", x.ct.Locator, "", nil)
 	}
 	var buf [256]byte
 	for ii := range x.invs {
 		inv := &x.invs[ii]
-		if inv.Program == "" {
+		kind := infos[ii].kind
+		if inv.Program == "" || kind == "" || kind == sigIdle && inv.Background {
 			continue
 		}
-		head := string(appendHead(buf[:0], inv, 8))
-		loc := x.loc(inv.ProgramSrc)
-		switch {
-		case matchAny(s.idle, head) && !inv.Background:
-			x.signal(s, sigIdle, "command "+head, loc, nil)
-		case matchAny(s.servers, head):
-			x.signal(s, sigServer, "command "+head, loc, nil)
-		case matchAny(s.clients, head):
-			x.signal(s, sigClient, "command "+head, loc, nil)
-		case matchAny(s.convert, head):
-			x.signal(s, sigConvert, "command "+head, loc, nil)
-		case matchAny(s.train, head):
-			x.signal(s, sigTraining, "command "+head, loc, nil)
+		if x.d.hasSignalFrom(x.sigFrom, kind) {
+			continue
 		}
+		x.signal(s, kind, "command", string(appendHead(buf[:0], inv, 8)), x.loc(inv.ProgramSrc), "", nil)
 	}
 	for _, dl := range x.cd.downloads {
 		if dl.ct == x.ct {
-			x.signal(s, sigDownload, dl.claim.how+" "+dl.claim.value, dl.claim.locator, nil)
+			x.signal(s, sigDownload, dl.claim.how, dl.claim.value, dl.claim.locator, "", nil)
 			break
 		}
 	}
 	// A one-shot script that starts the engine in the background only
 	// uses it for its foreground work (serve &; pull; exit).
-	if hasSignal(x.sig, sigOneShot) && hasSignal(x.sig, sigLaunchBg) && !hasSignal(x.sig, sigLaunch) {
-		x.signal(s, sigHelper, "the engine runs in the background of a script that ends", x.ct.Locator, nil)
+	if hasSignal(x.sigs(), sigOneShot) && hasSignal(x.sigs(), sigLaunchBg) && !hasSignal(x.sigs(), sigLaunch) {
+		x.signal(s, sigHelper, "the engine runs in the background of a script that ends", "", x.ct.Locator, "", nil)
 	}
 	// An idle command after a launch in the same script keeps the
 	// container alive for the server: it is not idle.
-	if hasSignal(x.sig, sigIdle) && (hasSignal(x.sig, sigLaunch) || hasSignal(x.sig, sigLaunchBg)) {
-		x.sig = dropSignal(x.sig, sigIdle)
+	if hasSignal(x.sigs(), sigIdle) && (hasSignal(x.sigs(), sigLaunch) || hasSignal(x.sigs(), sigLaunchBg)) {
+		x.d.sigs = append(x.d.sigs[:x.sigFrom], dropSignal(x.sigs(), sigIdle)...)
 	}
 }
 
@@ -195,29 +219,43 @@ func (r *rules) imageWordSignal(x *ctrScope) {
 	if x.ct.Image == "" || len(x.matches) > 0 || x.simulator != "" {
 		return
 	}
-	repo, tag, tagVersion := "", "", ""
+	var w *engineWord
+	version := ""
 	if x.img != nil {
-		repo, tag, tagVersion = x.img.img.Repository, x.img.img.Tag, x.img.tagVersion
+		w, version = x.img.word, x.img.wordVersion
 	} else {
 		// A reference that does not parse, as written with placeholders
 		// (REGION-docker.pkg.dev/PROJECT_ID/optimum-tpu/tgi-tpu:latest):
 		// its last part and tag still name what it runs.
-		repo = x.ct.Image
-		if i := strings.IndexByte(repo, '@'); i >= 0 {
-			repo = repo[:i]
-		}
-		if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-			repo, tag = repo[:i], repo[i+1:]
-			tagVersion, _ = ParseVersion(tag)
-		}
+		hit := r.memo.rawWords.get(x.ct.Image, r.rawImageWord)
+		w, version = hit.w, hit.version
 	}
-	w, version := r.imageWord(repo, tag, tagVersion)
 	if w == nil {
 		return
 	}
-	if sg := x.signal(r.serving, sigImageWord, "image "+x.ct.Image, x.imageLoc, w.rule); sg != nil {
+	if sg := x.signal(r.serving, sigImageWord, "image", x.ct.Image, x.imageLoc, "", w.rule); sg != nil {
 		sg.version = version
 	}
+}
+
+// wordHit is an engine word found in an image, and the version it gives.
+type wordHit struct {
+	w       *engineWord
+	version string
+}
+
+// rawImageWord is imageWord of an image reference that does not parse.
+func (r *rules) rawImageWord(ref string) wordHit {
+	repo, tag, tagVersion := ref, "", ""
+	if i := strings.IndexByte(repo, '@'); i >= 0 {
+		repo = repo[:i]
+	}
+	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
+		repo, tag = repo[:i], repo[i+1:]
+		tagVersion, _ = ParseVersion(tag)
+	}
+	w, v := r.imageWord(repo, tag, tagVersion)
+	return wordHit{w: w, version: v}
 }
 
 // imageWord finds the first engine word in an image: in the last part of
@@ -258,23 +296,32 @@ func (r *rules) envFamilySignal(x *ctrScope) {
 		if r.clientEnvName(e.Name) {
 			continue
 		}
-		for _, f := range r.serving.families {
-			if f.re.MatchString(e.Name) {
-				x.signal(r.serving, sigEnvFamily, "env "+e.Name, x.loc(-1-k), f.rule)
-				return
-			}
+		if rt := r.envFamily(e.Name); rt != nil {
+			x.signal(r.serving, sigEnvFamily, "env", e.Name, x.loc(-1-k), "", rt)
+			return
 		}
 	}
 	for _, src := range x.ct.EnvFrom {
 		for _, e := range src.Env {
-			for _, f := range r.serving.families {
-				if f.re.MatchString(e.Name) {
-					x.signal(r.serving, sigEnvFamily, "env "+e.Name+" from "+src.Kind+" "+src.Name, x.ct.Locator+".envFrom", f.rule)
-					return
-				}
+			if rt := r.envFamily(e.Name); rt != nil && !r.clientEnvName(e.Name) {
+				x.signal(r.serving, sigEnvFamily, "env", e.Name+" from "+src.Kind+" "+src.Name, x.ct.Locator, ".envFrom", rt)
+				return
 			}
 		}
 	}
+}
+
+// envFamily is the engine whose env family name belongs to, or nil,
+// remembered by the Renderer.
+func (r *rules) envFamily(name string) *runtimeRule {
+	return r.memo.envFamilies.get(name, func(n string) *runtimeRule {
+		for _, f := range r.serving.families {
+			if f.re.MatchString(n) {
+				return f.rule
+			}
+		}
+		return nil
+	})
 }
 
 // engineNamed is the runtime a label value names: its name or one of its
@@ -295,18 +342,19 @@ func (r *rules) engineNamed(v string) *runtimeRule {
 // engineFromSignals claims, for a serving unit whose claims name no
 // engine (nor a wrapper of one), the engine its signals point at (an image word, an env family,
 // a label, an engine-only flag), inferred.
-func (r *rules) engineFromSignals(cd *compDetect, u *unit) {
+func (r *rules) engineFromSignals(cd *compDetect, sigs []signal) {
 	if len(cd.hits) > 0 {
 		return
 	}
 	for _, name := range []string{sigImageWord, sigEnvFamily, sigLabel, sigEngineFlag} {
-		for _, s := range u.signals {
+		for _, s := range sigs {
 			if s.name != name || s.engine == nil {
 				continue
 			}
-			h := cd.hit(s.engine, confInferred, proof{conf: confInferred, value: s.value, locator: s.locator})
+			p := proof{conf: confInferred, value: s.value(), locator: s.locator()}
+			h := cd.hit(s.engine, confInferred, p)
 			if s.version != "" {
-				h.versions = append(h.versions, versionClaim{version: s.version, proof: proof{conf: confInferred, value: s.value, locator: s.locator}})
+				h.versions = append(h.versions, versionClaim{version: s.version, proof: p})
 			}
 			return
 		}
@@ -329,19 +377,38 @@ func weakEvidence(d *detection) []string {
 			return nil
 		}
 	}
-	var out []string
-	for _, u := range d.units {
-		if !u.serving {
+	for i := range d.units {
+		if !d.units[i].serving {
 			continue
 		}
-		for _, s := range u.signals {
+		for _, s := range d.signals(&d.units[i]) {
 			if slices.Contains(strongSignals, s.name) {
 				return nil
 			}
-			out = append(out, s.name+" "+strconv.FormatFloat(s.weight, 'f', -1, 64)+": "+s.value+" @ "+s.locator)
+		}
+	}
+	var out []string
+	for i := range d.units {
+		if !d.units[i].serving {
+			continue
+		}
+		for _, s := range d.signals(&d.units[i]) {
+			out = append(out, s.name+" "+strconv.FormatFloat(s.weight, 'f', -1, 64)+": "+s.value()+" @ "+s.locator())
 		}
 	}
 	return out
+}
+
+// scratchComp is the detection's compDetect for the claims of one
+// container, emptied: absorb copies what it keeps out of it, so one serves
+// every container of a render. Its roles and models are given up rather
+// than emptied, since absorb may take them whole (roleset.addAll,
+// strset.addAll).
+func (d *detection) scratchComp() *compDetect {
+	c := &d.scratch
+	*c = compDetect{hits: c.hits[:0], backends: c.backends[:0], engineFlags: c.engineFlags[:0], settings: c.settings[:0],
+		backendProofs: c.backendProofs[:0], engineProofs: c.engineProofs[:0], pending: c.pending[:0], downloads: c.downloads[:0]}
+	return c
 }
 
 // absorb folds the claims of one container (sub) into its component's:
@@ -395,6 +462,18 @@ func matchAny(res []*regexp.Regexp, s string) bool {
 	}
 	return false
 }
+
+// portText is a port as written: its number, and its name.
+func portText(p schemas.Port) string {
+	s := strconv.Itoa(int(p.Port))
+	if p.Name != "" {
+		s += " (" + p.Name + ")"
+	}
+	return s
+}
+
+// hasSignalFrom reports whether d's signals from from on hold name.
+func (d *detection) hasSignalFrom(from int, name string) bool { return hasSignal(d.sigs[from:], name) }
 
 func hasSignal(ss []signal, name string) bool {
 	for _, s := range ss {

@@ -11,7 +11,10 @@ import (
 	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
 )
 
-var report = flag.Bool("corpus.report", false, "print the corpus report (make corpus)")
+var (
+	report = flag.Bool("corpus.report", false, "print the corpus report (make corpus)")
+	extra  = flag.String("corpus.extra", "", "a folder with an index.json like the real-world corpus's: reported too, never failing")
+)
 
 // realworldRoot finds ../shared/fixtures/realworld like the upstream
 // corpus: $BOMSTREAM_REALWORLD, else above the working directory; missing,
@@ -80,6 +83,21 @@ func TestCorpus(t *testing.T) {
 		if f.Failed() {
 			t.Errorf("%s corpus: %d unexpected misses, %d stale known entries (see the report below)", c.name, f.Unexpected, f.Stale)
 		}
+	}
+	if *extra != "" {
+		cases, err := LoadRealworld(*extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range cases {
+			cases[i].Corpus = "extra"
+		}
+		js, err := Evaluate(r, *extra, cases, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		judged["extra"] = js
+		figs = append(figs, Tally("extra", js))
 	}
 	var b strings.Builder
 	Report(&b, figs, judged)
