@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,7 +147,7 @@ func TestGenericNeedsAPodTemplate(t *testing.T) {
 		"containers at the root": `{apiVersion: example.com/v1, kind: Foo, metadata: {name: f, namespace: ml}, containers: [{name: a, image: "a:1"}]}`,
 	} {
 		_, err := n.Normalize(parseObj(t, doc), "cluster")
-		if !errors.Is(err, ErrUnknownKind) || err.Error() != "ml/Foo/f: unknown kind example.com/v1 Foo (and it holds no pod template)" {
+		if !errors.Is(err, ErrUnknownKind) || err.Error() != "ml/Foo/f: unknown kind example.com/v1 Foo (it holds no pod template, container, engine or model field)" {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
@@ -364,5 +365,67 @@ func TestMayServe(t *testing.T) {
 	}
 	if _, err := NewNormalizer(Config{Serving: schemas.ServingSignature{Commands: []string{"("}}}); err == nil || !strings.Contains(err.Error(), "serving command pattern") {
 		t.Errorf("a bad pattern: err = %v", err)
+	}
+}
+
+// A CR of no known kind that holds no pod template is read by the facts
+// its fields state: container-shaped maps, model values under model keys,
+// engine names under engine keys (an operator's backend), with the
+// version beside one.
+func TestGenericFieldsOfACustomResource(t *testing.T) {
+	n := newNormalizer(t, Config{})
+	in, err := n.Normalize(parseObj(t, `
+apiVersion: serving.example.com/v1alpha1
+kind: Booster
+metadata: {name: b1, namespace: ml}
+spec:
+  backend:
+    type: vLLMDisaggregated
+    version: v0.9.2
+    modelURI: hf://org/model-a
+    cacheURI: hostpath:///tmp/cache
+    workers:
+    - type: prefill
+      image: registry.example.com/engine:1.0
+      resources: {limits: {nvidia.com/gpu: "1"}}
+      config: {tensor-parallel-size: 2}
+    - type: decode
+      image: registry.example.com/engine:1.0
+      resources: {limits: {nvidia.com/gpu: "1"}}
+  owner: team-a
+  description: a model server
+`), "file:b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Profile != schemas.ProfileGeneric {
+		t.Errorf("profile %q", in.Profile)
+	}
+	got := map[string]string{}
+	for _, f := range in.Fields {
+		got[f.Name+"@"+f.Locator] = f.Value
+	}
+	want := map[string]string{
+		"engineHint@spec.backend.type":           "vLLMDisaggregated",
+		"engineHintVersion@spec.backend.version": "v0.9.2",
+		"modelUri@spec.backend.modelURI":         "hf://org/model-a",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fields %v, want %v", got, want)
+	}
+	if len(in.Components) != 2 || in.Components[0].Name != "prefill" || !slices.Equal(in.Components[0].Roles, []string{"prefill"}) ||
+		in.Components[1].Containers[0].Image != "registry.example.com/engine:1.0" || !slices.Contains(in.Components[1].Containers[0].Accelerators, "nvidia.com/gpu") {
+		t.Errorf("components %+v", in.Components)
+	}
+	// Keys that name nothing of the kind stay unread: no fields, no
+	// workload.
+	_, err = n.Normalize(parseObj(t, `
+apiVersion: net.example.com/v1
+kind: Route
+metadata: {name: r, namespace: ml}
+spec: {host: www.example.com, path: /v1, weight: 10, url: https://example.com/x}
+`), "file:r.yaml")
+	if !errors.Is(err, ErrUnknownKind) {
+		t.Errorf("a route: err = %v", err)
 	}
 }

@@ -225,7 +225,10 @@ func (n *Normalizer) profileOf(obj map[string]any, o objectID) (*profile, bool, 
 	switch {
 	case p == nil:
 		if p = genericProfile(obj, o.group, o.kind); p == nil {
-			return nil, false, fmt.Errorf("%s: %w %s %s (and it holds no pod template)", o.id, ErrUnknownKind, o.apiVersion, o.kind)
+			p = genericFieldsProfile(obj, o.group, o.kind)
+		}
+		if p == nil {
+			return nil, false, fmt.Errorf("%s: %w %s %s (it holds no pod template, container, engine or model field)", o.id, ErrUnknownKind, o.apiVersion, o.kind)
 		}
 		return p, true, nil
 	case p.workload && len(p.versions) > 0 && !p.versions[o.version]:

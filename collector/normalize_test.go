@@ -380,7 +380,7 @@ vllm [] @spec
 func TestNormalizeUnknownAndIgnored(t *testing.T) {
 	n := newNormalizer(t, Config{})
 	_, err := n.Normalize(map[string]any{"apiVersion": "example.com/v1", "kind": "Foo", "metadata": map[string]any{"name": "bar", "namespace": "ml"}}, "cluster")
-	if !errors.Is(err, ErrUnknownKind) || err.Error() != "ml/Foo/bar: unknown kind example.com/v1 Foo (and it holds no pod template)" {
+	if !errors.Is(err, ErrUnknownKind) || err.Error() != "ml/Foo/bar: unknown kind example.com/v1 Foo (it holds no pod template, container, engine or model field)" {
 		t.Errorf("unknown kind err = %v", err)
 	}
 	// group must match exactly

@@ -25,6 +25,9 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 			}
 		}
 		fieldHits = r.runtimeFieldClaims(cd, f, fieldHits)
+		if r.serving.engineFields[f.Name] {
+			r.engineHintClaims(cd, fields, f)
+		}
 		if name, ok := r.settingField[f.Name]; ok {
 			cd.setting(name, f.Value)
 		}
@@ -50,6 +53,44 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 	} else if hfName != "" {
 		r.addModel(cd, d, modelClaim{value: hfName, hf: true, conf: confDeclared, how: "field hfModelName", locator: hfLoc})
 	}
+}
+
+// engineHintClaims: a field whose value names an engine in words of its
+// own (vLLMDisaggregated, TRITON_SERVER): the engine whose name or word
+// starts it, or is a word of it, inferred, with the version a field
+// beside it gives.
+func (r *rules) engineHintClaims(cd *compDetect, fields []schemas.Field, f *schemas.Field) {
+	rt := r.engineInText(f.Value)
+	if rt == nil {
+		return
+	}
+	p := proof{conf: confInferred, value: "field " + f.Name + "=" + f.Value, locator: f.Locator}
+	h := cd.hit(rt, confInferred, p)
+	for i := range fields {
+		v := &fields[i]
+		if v.Name != r.serving.versionField || !sourced(fields, v, f.Name) {
+			continue
+		}
+		if vc, ok := fieldVersion(v); ok {
+			vc.proof.conf = confInferred
+			h.versions = append(h.versions, vc)
+		}
+	}
+}
+
+// engineInText is the engine a free text names: its name or one of its
+// words at the start of it (vLLMDisaggregated) or as a word of it.
+func (r *rules) engineInText(s string) *runtimeRule {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if rt := r.byName[s]; rt != nil {
+		return rt
+	}
+	for _, w := range r.serving.words {
+		if w.re.MatchString(s) || w.prefix.MatchString(s) {
+			return w.rule
+		}
+	}
+	return nil
 }
 
 // storedClaim: f is a store (pvc://, s3://, a path) and a field beside it

@@ -40,6 +40,12 @@ type ServingRules struct {
 	// ClientImages match "<registry>/<repository>:<tag>" of client, SDK
 	// and benchmark images.
 	ClientImages []string `json:"clientImages,omitempty"`
+	// EngineFields are kind fields whose value names an engine in words
+	// of its own (an operator's backend: vLLMDisaggregated, TRITON_SERVER):
+	// matched against the runtimes' names and words, inferred. VersionField
+	// beside one gives its version.
+	EngineFields []string `json:"engineFields,omitempty"`
+	VersionField string   `json:"versionField,omitempty"`
 }
 
 // Signals, by name. Each is found per container, once.
@@ -86,13 +92,17 @@ type servingRules struct {
 	convert, train         []*regexp.Regexp
 	clientImages           []*regexp.Regexp
 	words                  []engineWord // every runtime's image words
+	engineFields           map[string]bool
+	versionField           string
 	families               []engineFamily
 }
 
-// engineWord is an engine's word in image names: (?:^|[^a-z])WORD(VERSION)?(?:[^a-z]|$).
+// engineWord is an engine's word in image names: (?:^|[^a-z])WORD(VERSION)?(?:[^a-z]|$);
+// prefix matches a text that starts with it (vllmdisaggregated).
 type engineWord struct {
-	rule *runtimeRule
-	re   *regexp.Regexp
+	rule   *runtimeRule
+	re     *regexp.Regexp
+	prefix *regexp.Regexp
 }
 
 // engineFamily is an engine's env family: a regex on env names.
@@ -127,6 +137,10 @@ func mergeServing(base, user ServingRules) ServingRules {
 	base.Convert = append(base.Convert, user.Convert...)
 	base.Training = append(base.Training, user.Training...)
 	base.ClientImages = append(base.ClientImages, user.ClientImages...)
+	base.EngineFields = append(base.EngineFields, user.EngineFields...)
+	if user.VersionField != "" {
+		base.VersionField = user.VersionField
+	}
 	return base
 }
 
@@ -146,7 +160,8 @@ func (r *rules) compileServing(s ServingRules) error {
 			return fmt.Errorf("serving.weights: %q has no weight", name)
 		}
 	}
-	sr := &servingRules{threshold: s.Threshold, weights: s.Weights, kinds: set(s.Kinds), oneShot: set(s.OneShotKinds), labels: s.Labels}
+	sr := &servingRules{threshold: s.Threshold, weights: s.Weights, kinds: set(s.Kinds), oneShot: set(s.OneShotKinds), labels: s.Labels,
+		engineFields: set(s.EngineFields), versionField: s.VersionField}
 	var err error
 	for _, l := range []struct {
 		name string
@@ -169,7 +184,7 @@ func (r *rules) compileServing(s ServingRules) error {
 			if err != nil {
 				return fmt.Errorf("runtimes[%s].words[%d]: %w", rt.Name, i, err)
 			}
-			sr.words = append(sr.words, engineWord{rule: rt, re: re})
+			sr.words = append(sr.words, engineWord{rule: rt, re: re, prefix: regexp.MustCompile(`^(?:` + w + `)`)})
 		}
 		for i, f := range rt.EnvFamilies {
 			re, err := regexp.Compile(f)
