@@ -31,6 +31,7 @@ const (
 	fieldModelURI      = "modelUri"
 	fieldEngineHint    = "engineHint"
 	fieldEngineVersion = "engineHintVersion"
+	fieldAccelerator   = "accelerator"
 )
 
 // maxGenericFields bounds the fields and containers one object gives.
@@ -45,6 +46,11 @@ var (
 		"runtime", "runtimename", "framework", "implementation", "inferenceengine", "server", "servertype", "type"})
 	// versionKeys give the version of the engine named beside them.
 	versionKeys = set([]string{"version", "engineversion", "runtimeversion", "backendversion"})
+	// acceleratorKeys ask for accelerators: a non-zero number or a name.
+	acceleratorKeys = set([]string{"gpu", "gpus", "gpucount", "numgpus", "accelerator", "accelerators", "acceleratortype", "gputype"})
+	// selectorKeys, in a spec, select workloads elsewhere: the object routes
+	// to or governs them (a router's ModelServer, a policy), and is none.
+	selectorKeys = []string{"workloadSelector", "podSelector", "selector", "targetRef", "targetRefs", "backendRef", "backendRefs", "poolRef"}
 	// containerKeys, beside an image string, make a map a container.
 	containerKeys = []string{"args", "command", "env", "resources", "ports"}
 	// modelValue looks like a model reference: a model store URI or org/name.
@@ -72,6 +78,10 @@ func genericFieldsProfile(obj map[string]any, group, kind string) *profile {
 		return nil
 	}
 	p := &profile{group: group, kind: kind, workload: true, owner: true, versions: map[string]bool{}}
+	if spec, ok := obj["spec"].(map[string]any); ok && len(g.comps) == 0 && hasAny(spec, selectorKeys) {
+		p.workload, p.note = false, "selects workloads elsewhere (a router's or a policy's object), not a workload"
+		return p
+	}
 	var err error
 	if p.fields, err = compileFields("generic fields", g.fields); err != nil {
 		return nil
@@ -137,6 +147,13 @@ func (g *fieldSearch) mapFacts(m map[string]any, at []string) {
 			// A container's type is its role; a role names no engine.
 			g.fields = append(g.fields, fieldSpec{Name: fieldEngineHint, Path: path + "." + k})
 			engine = true
+		case acceleratorKeys[f] && !container && s != "0" && len(s) <= 64:
+			g.fields = append(g.fields, fieldSpec{Name: fieldAccelerator, Path: path + "." + k})
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if positive(m[k]) && acceleratorKeys[fold(k)] && !container && plainKey(k) {
+			g.fields = append(g.fields, fieldSpec{Name: fieldAccelerator, Path: path + "." + k})
 		}
 	}
 	if !engine {
@@ -165,6 +182,21 @@ func containerComponent(m map[string]any, path string, at []string) componentSpe
 		cs.Roles = []string{strings.ToLower(name)}
 	}
 	return cs
+}
+
+// positive reports a number above zero.
+func positive(v any) bool {
+	switch x := v.(type) {
+	case int:
+		return x > 0
+	case int32:
+		return x > 0
+	case int64:
+		return x > 0
+	case float64:
+		return x > 0
+	}
+	return false
 }
 
 func hasAny(m map[string]any, keys []string) bool {

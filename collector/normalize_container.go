@@ -62,6 +62,9 @@ func (w walker) containers(r containerRule, from []step) ([]schemas.Container, e
 // container reads one container object.
 func (w walker) container(obj map[string]any, loc, defaultName string, init bool) (schemas.Container, error) {
 	c := schemas.Container{Locator: loc, Init: init}
+	if rp, _ := obj["restartPolicy"].(string); init && rp == "Always" {
+		c.Sidecar = true
+	}
 	var err error
 	if c.Name, _, err = w.scalar(obj["name"], loc+".name"); err != nil {
 		return c, err

@@ -68,9 +68,12 @@ type Mount struct {
 // manifest has none, as in a kustomize patch). Locator points at the container
 // in the source object, e.g. "spec.template.spec.containers[0]".
 type Container struct {
-	Name    string      `json:"name"`
-	Locator string      `json:"locator"`
-	Init    bool        `json:"init,omitempty"`
+	Name    string `json:"name"`
+	Locator string `json:"locator"`
+	Init    bool   `json:"init,omitempty"`
+	// Sidecar: an init container with restartPolicy Always (a native
+	// sidecar), which runs as long as the pod does.
+	Sidecar bool        `json:"sidecar,omitempty"`
 	Image   string      `json:"image,omitempty"`
 	Command []string    `json:"command,omitempty"`
 	Args    []string    `json:"args,omitempty"`

@@ -68,6 +68,7 @@ type rules struct {
 	modelEnv         map[string]bool
 	modelEnvRE       []*regexp.Regexp
 	envFields        map[string]bool
+	revFields        map[string]bool
 	hfEnv            map[string]bool
 	revFlags         map[string]bool
 	revEnv           map[string]bool
@@ -93,6 +94,7 @@ type rules struct {
 	jsonFlags        map[string][]string // flag -> keys of its JSON value that name a model
 	clientFlags      map[string]bool
 	clientEnv        []*regexp.Regexp
+	clientEnvNot     []*regexp.Regexp
 	presets          map[string]map[string]string
 	defaults         []defaultRuntime
 	downloads        []downloadRule
@@ -125,9 +127,10 @@ type imageModel struct {
 	exclude []*regexp.Regexp
 }
 
-// envBackend is a backend of a wrapper that an env var selects.
+// envBackend is a backend of a wrapper that an env var selects (set to
+// value, when not empty).
 type envBackend struct {
-	runtime, backend string
+	runtime, backend, value string
 }
 
 // set is the set of xs.
@@ -182,6 +185,7 @@ func compileRules(rs RuleSet) (*rules, error) {
 		hfFlags:          set(m.HFFlags),
 		modelEnv:         set(m.Env),
 		envFields:        set(m.EnvFields),
+		revFields:        set(m.RevisionFields),
 		hfEnv:            set(m.HFEnv),
 		revFlags:         set(m.RevisionFlags),
 		revEnv:           set(m.RevisionEnv),
@@ -215,6 +219,11 @@ func compileRules(rs RuleSet) (*rules, error) {
 		func() error { return r.compileModels(m) },
 		r.linkRuntimes,
 		func() error { return r.compileClientEnv(m.ClientEnv) },
+		func() error {
+			var err error
+			r.clientEnvNot, err = compileAll("models.clientEnvNot", m.ClientEnvNot)
+			return err
+		},
 		func() error { return r.compileDefaults(rs.Defaults) },
 		func() error { return r.compileDownloads(rs.Downloads) },
 		func() error { return r.compileServing(rs.Serving) },
@@ -250,7 +259,7 @@ func (r *rules) compileRuntimes(rts []RuntimeRule) error {
 			r.engineFlagOwners[f] = append(r.engineFlagOwners[f], rt.Name)
 		}
 		for _, e := range rt.Env {
-			r.envRules[e.Name] = append(r.envRules[e.Name], envBackend{runtime: rt.Name, backend: e.Backend})
+			r.envRules[e.Name] = append(r.envRules[e.Name], envBackend{runtime: rt.Name, backend: e.Backend, value: e.Value})
 		}
 		for _, f := range rt.VersionFields {
 			r.versionFields[f] = append(r.versionFields[f], c)

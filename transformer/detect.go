@@ -485,6 +485,7 @@ func (r *rules) detect(in *schemas.Inputs, sigs []signal) *detection {
 	}
 	d.pinFieldModels()
 	d.unusedModels()
+	r.fieldUnit(d, in.Fields)
 	d.serving = d.purpose != "cache" && (d.runtimes.len() > 0 || d.servingUnit() ||
 		r.serving.kinds[in.Workload.Kind] && in.Profile == "")
 	if d.serving {

@@ -44,8 +44,12 @@ func (r *rules) clientEnvName(name string) bool {
 	return r.memo.clientEnv.get(name, r.matchClientEnv)
 }
 
-// matchClientEnv matches an env name against models.clientEnv.
+// matchClientEnv matches an env name against models.clientEnv, unless
+// models.clientEnvNot matches it too.
 func (r *rules) matchClientEnv(name string) bool {
+	if matchAny(r.clientEnvNot, name) {
+		return false
+	}
 	for _, re := range r.clientEnv {
 		if re.MatchString(name) {
 			return true

@@ -26,6 +26,9 @@ func (r *rules) envClaims(cd *compDetect, x *ctrScope) {
 		}
 		if x.simulator == "" && envTruthy(e.Value) {
 			for _, eb := range r.envRules[e.Name] {
+				if eb.value != "" && !strings.EqualFold(strings.TrimSpace(e.Value), eb.value) {
+					continue
+				}
 				p := proof{conf: confDeclared, value: "env " + e.Name + "=" + e.Value, locator: x.envLoc(ev)}
 				cd.backend(eb.runtime, eb.backend, p)
 				cd.backendProofs = append(cd.backendProofs, namedProof{name: eb.runtime, p: p})

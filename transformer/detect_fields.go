@@ -34,6 +34,9 @@ func (r *rules) fieldClaims(cd *compDetect, fields []schemas.Field, d *detection
 		if r.envFields[f.Name] {
 			r.envFieldClaims(cd, d, f)
 		}
+		if r.revFields[f.Name] && !unresolvedRef(f.Value) {
+			d.argRevision.add(f.Value) // pins the models kind fields name
+		}
 		if r.modelFields[f.Name] && !r.storedClaim(cd, d, fields, f) {
 			r.addModel(cd, d, modelClaim{value: f.Value, conf: confDeclared, how: "field " + f.Name, locator: f.Locator, adapter: r.adapterFields[f.Name]})
 		}

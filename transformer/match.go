@@ -216,6 +216,9 @@ func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
 		}
 		info.kind = r.serving.programKind(head)
 	}
+	if info.kind == "" && matchAny(r.serving.utilities, head) {
+		info.kind = sigDownload
+	}
 	return info
 }
 

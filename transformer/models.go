@@ -1,6 +1,9 @@
 package transformer
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // modelClaim is one place a model is named.
 type modelClaim struct {
@@ -31,6 +34,10 @@ const (
 	locImage      = "image" // baked into an image named after it
 	locURL        = "url"
 )
+
+// hfCacheDir is a Hugging Face hub cache directory of a repository, maybe
+// one of its snapshots.
+var hfCacheDir = regexp.MustCompile(`(?:^|/)models--([^/]+?)--([^/]+?)(?:/snapshots/([0-9a-f]{40}))?(?:/|$)`)
 
 var uriKinds = []struct{ prefix, kind string }{
 	{"pvc://", "pvc"}, {"gs://", "gcs"}, {"s3://", "s3"}, {"oci://", "oci"},
@@ -72,6 +79,12 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 			return v, locURL, ""
 		}
 	}
+	// hf:org/name, as DeepSparse's --model_path takes it.
+	if len(v) > 3 && foldedHasPrefix(lower, "hf:") && !strings.HasPrefix(v[3:], "/") {
+		if org, name, ok := strings.Cut(v[3:], "/"); ok && hfPart(org) && hfPart(name) {
+			return v[3:], locHF, ""
+		}
+	}
 	for _, u := range uriKinds {
 		if foldedHasPrefix(lower, u.prefix) {
 			return v, u.kind, ""
@@ -81,6 +94,11 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 		return v, strings.ToLower(v[:i]), ""
 	}
 	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~") {
+		// A Hugging Face cache directory names its repository:
+		// .../models--meta-llama--Llama-3.1-8B-Instruct[/snapshots/REV].
+		if m := hfCacheDir.FindStringSubmatch(v); m != nil && hfPart(m[1]) && hfPart(m[2]) {
+			return m[1] + "/" + m[2], locHF, m[3]
+		}
 		return v, locPath, ""
 	}
 	if org, name, ok := strings.Cut(v, "/"); ok {
@@ -206,6 +224,9 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		return
 	}
 	id, kind := mi.id, mi.kind
+	if kind == locHF && m.path == "" && strings.HasPrefix(m.value, "/") {
+		m.path = m.value // a cache directory of the repository
+	}
 	switch m.how {
 	case "image":
 		kind = locNIMImage

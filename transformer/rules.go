@@ -144,9 +144,11 @@ type KindClaim struct {
 	Confidence string `json:"confidence"`
 }
 
-// EnvRule: a truthy env var selects a backend of a wrapper.
+// EnvRule: a truthy env var selects a backend of a wrapper; with Value,
+// the var set to that value (in any case) does.
 type EnvRule struct {
 	Name    string `json:"name"`
+	Value   string `json:"value,omitempty"`
 	Backend string `json:"backend"`
 }
 
@@ -205,10 +207,13 @@ type ModelRules struct {
 	EnvPatterns []string `json:"envPatterns,omitempty"`
 	// EnvFields are kind fields holding env variables as "NAME=value"
 	// (a Ray Serve app's runtime_env): read as the env of a container.
-	EnvFields       []string `json:"envFields,omitempty"`
-	HFEnv           []string `json:"hfEnv,omitempty"`
-	RevisionFlags   []string `json:"revisionFlags,omitempty"`
-	RevisionEnv     []string `json:"revisionEnv,omitempty"`
+	EnvFields     []string `json:"envFields,omitempty"`
+	HFEnv         []string `json:"hfEnv,omitempty"`
+	RevisionFlags []string `json:"revisionFlags,omitempty"`
+	RevisionEnv   []string `json:"revisionEnv,omitempty"`
+	// RevisionFields are kind fields pinning the revision of the models
+	// kind fields name (an llmaz OpenModel's modelHub.revision).
+	RevisionFields  []string `json:"revisionFields,omitempty"`
 	Fields          []string `json:"fields,omitempty"`
 	Ignore          []string `json:"ignore,omitempty"`
 	NIMImage        string   `json:"nimImage,omitempty"`
@@ -233,6 +238,9 @@ type ModelRules struct {
 	// no BOM by themselves.
 	ClientFlags []string `json:"clientFlags,omitempty"`
 	ClientEnv   []string `json:"clientEnv,omitempty"`
+	// ClientEnvNot are env names ClientEnv matches that are no server's
+	// endpoint: storage, telemetry, the platform's.
+	ClientEnvNot []string `json:"clientEnvNot,omitempty"`
 	// Pairs are fields that name a model as served (Name) unless a field
 	// Source beside it (the same parent in the document) says where the
 	// model comes from: then Source is the model and Name its served name.
@@ -333,6 +341,7 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.HFEnv = append(m.HFEnv, u.HFEnv...)
 	m.RevisionFlags = append(m.RevisionFlags, u.RevisionFlags...)
 	m.RevisionEnv = append(m.RevisionEnv, u.RevisionEnv...)
+	m.RevisionFields = append(m.RevisionFields, u.RevisionFields...)
 	m.Fields = append(m.Fields, u.Fields...)
 	m.Ignore = append(m.Ignore, u.Ignore...)
 	m.NIMImageGeneric = append(m.NIMImageGeneric, u.NIMImageGeneric...)
@@ -346,6 +355,7 @@ func mergeRules(base, user RuleSet) RuleSet {
 	m.JSONFlags = append(m.JSONFlags, u.JSONFlags...)
 	m.ClientFlags = append(m.ClientFlags, u.ClientFlags...)
 	m.ClientEnv = append(m.ClientEnv, u.ClientEnv...)
+	m.ClientEnvNot = append(m.ClientEnvNot, u.ClientEnvNot...)
 	for field, presets := range u.Presets {
 		if m.Presets == nil {
 			m.Presets = map[string]map[string]string{}

@@ -98,7 +98,7 @@ func (r *rules) servingSignals(x *ctrScope, infos []*invInfo, c *schemas.Compone
 	} else if f := r.fieldNamingEngine(c.Fields); f != nil {
 		x.signal(s, sigKind, "field", f.Name+"="+f.Value, f.Locator, "", nil)
 	}
-	if ct.Init {
+	if ct.Init && !ct.Sidecar {
 		x.signal(s, sigInit, "init container", "", ct.Locator, "", nil)
 	}
 	if s.oneShot[kind] {
@@ -187,13 +187,17 @@ func (r *rules) commandSignals(x *ctrScope, infos []*invInfo) {
 	for ii := range x.invs {
 		inv := &x.invs[ii]
 		kind := infos[ii].kind
-		if inv.Program == "" || kind == "" || kind == sigIdle && inv.Background {
+		if kind == "" || kind == sigIdle && inv.Background || x.d.hasSignalFrom(x.sigFrom, kind) {
 			continue
 		}
-		if x.d.hasSignalFrom(x.sigFrom, kind) {
-			continue
+		src := inv.ProgramSrc
+		if inv.Program == "" {
+			if ii > 0 || len(inv.Words) == 0 {
+				continue
+			}
+			src = inv.Words[0].Src // args to the image's entrypoint
 		}
-		x.signal(s, kind, "command", string(appendHead(buf[:0], inv, 8)), x.loc(inv.ProgramSrc), "", nil)
+		x.signal(s, kind, "command", string(appendHead(buf[:0], inv, 8)), x.loc(src), "", nil)
 	}
 	for _, dl := range x.cd.downloads {
 		if dl.ct == x.ct {
@@ -266,6 +270,9 @@ func (r *rules) rawImageWord(ref string) wordHit {
 func (r *rules) imageWord(repo, tag, tagVersion string) (*engineWord, string) {
 	repo = strings.ToLower(repo)
 	name := repo[strings.LastIndexByte(repo, '/')+1:]
+	if r.serving.notEngine != nil && r.serving.notEngine.MatchString(name) {
+		return nil, ""
+	}
 	for i := range r.serving.words {
 		w := &r.serving.words[i]
 		if m := w.re.FindStringSubmatchIndex(name); m != nil {
@@ -359,6 +366,40 @@ func (r *rules) engineFromSignals(cd *compDetect, sigs []signal) {
 			return
 		}
 	}
+}
+
+// fieldUnit judges a workload of no container at all (a CR whose operator
+// makes the pods: a claim naming a model and a GPU) by its kind fields:
+// the models they name and the accelerators they ask for.
+func (r *rules) fieldUnit(d *detection, fields []schemas.Field) {
+	if len(d.units) > 0 {
+		return
+	}
+	s, from := r.serving, len(d.sigs)
+	add := func(name, what, text, loc string) {
+		d.sigs = append(d.sigs, signal{name: name, weight: s.weight(name), what: what, text: text, loc: loc})
+	}
+	for _, me := range d.models.entries {
+		if p := me.item.proofs; len(p) > 0 {
+			add(sigModel, p[0].value, "", p[0].locator)
+			break
+		}
+	}
+	for i := range fields {
+		if f := &fields[i]; s.acceleratorFields[f.Name] {
+			add(sigAccelerator, "field "+f.Name, f.Value, f.Locator)
+			break
+		}
+	}
+	if len(d.sigs) == from {
+		return
+	}
+	u := unit{name: "(kind fields)", locator: "spec", from: from, to: len(d.sigs)}
+	for _, sg := range d.sigs[from:] {
+		u.score += sg.weight
+	}
+	u.serving = u.score >= s.threshold
+	d.units = append(d.units, u)
 }
 
 // strongSignals name an engine for sure: a workload that serves on one

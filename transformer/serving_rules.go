@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // ServingRules say how bomstream decides that a container serves a model:
@@ -40,12 +41,23 @@ type ServingRules struct {
 	// ClientImages match "<registry>/<repository>:<tag>" of client, SDK
 	// and benchmark images.
 	ClientImages []string `json:"clientImages,omitempty"`
+	// NotEngineWords, a word of an image's own name, say that the engine
+	// word beside them names what it fronts, not what it runs
+	// (sglang-router, vllm-gateway, tgi-exporter).
+	NotEngineWords []string `json:"notEngineWords,omitempty"`
+	// Utilities are launch patterns, matched against a command or the args
+	// given to an image's entrypoint, of an engine image's own tools that
+	// fetch or list models rather than serve (NIM's download-to-cache).
+	Utilities []string `json:"utilities,omitempty"`
 	// EngineFields are kind fields whose value names an engine in words
 	// of its own (an operator's backend: vLLMDisaggregated, TRITON_SERVER):
 	// matched against the runtimes' names and words, inferred. VersionField
 	// beside one gives its version.
 	EngineFields []string `json:"engineFields,omitempty"`
 	VersionField string   `json:"versionField,omitempty"`
+	// AcceleratorFields are kind fields asking for accelerators (a CR's
+	// gpu: 1), read of a workload with no container of its own.
+	AcceleratorFields []string `json:"acceleratorFields,omitempty"`
 }
 
 // Signals, by name. Each is found per container, once.
@@ -93,6 +105,9 @@ type servingRules struct {
 	clientImages           []*regexp.Regexp
 	words                  []engineWord // every runtime's image words
 	engineFields           map[string]bool
+	acceleratorFields      map[string]bool
+	notEngine              *regexp.Regexp // one of NotEngineWords, as a word
+	utilities              []*regexp.Regexp
 	versionField           string
 	families               []engineFamily
 }
@@ -138,6 +153,9 @@ func mergeServing(base, user ServingRules) ServingRules {
 	base.Training = append(base.Training, user.Training...)
 	base.ClientImages = append(base.ClientImages, user.ClientImages...)
 	base.EngineFields = append(base.EngineFields, user.EngineFields...)
+	base.AcceleratorFields = append(base.AcceleratorFields, user.AcceleratorFields...)
+	base.NotEngineWords = append(base.NotEngineWords, user.NotEngineWords...)
+	base.Utilities = append(base.Utilities, user.Utilities...)
 	if user.VersionField != "" {
 		base.VersionField = user.VersionField
 	}
@@ -161,7 +179,7 @@ func (r *rules) compileServing(s ServingRules) error {
 		}
 	}
 	sr := &servingRules{threshold: s.Threshold, weights: s.Weights, kinds: set(s.Kinds), oneShot: set(s.OneShotKinds), labels: s.Labels,
-		engineFields: set(s.EngineFields), versionField: s.VersionField}
+		engineFields: set(s.EngineFields), versionField: s.VersionField, acceleratorFields: set(s.AcceleratorFields)}
 	var err error
 	for _, l := range []struct {
 		name string
@@ -173,6 +191,7 @@ func (r *rules) compileServing(s ServingRules) error {
 		{"serving.servers", s.Servers, &sr.servers},
 		{"serving.clients", s.Clients, &sr.clients}, {"serving.convert", s.Convert, &sr.convert},
 		{"serving.training", s.Training, &sr.train}, {"serving.clientImages", s.ClientImages, &sr.clientImages},
+		{"serving.utilities", s.Utilities, &sr.utilities},
 	} {
 		if *l.out, err = compileAll(l.name, l.in); err != nil {
 			return err
@@ -195,6 +214,11 @@ func (r *rules) compileServing(s ServingRules) error {
 		}
 	}
 	sort.Strings(sr.labels)
+	if len(s.NotEngineWords) > 0 {
+		if sr.notEngine, err = regexp.Compile(`(?:^|[^a-z])(?:` + strings.Join(s.NotEngineWords, "|") + `)(?:[^a-z]|$)`); err != nil {
+			return fmt.Errorf("serving.notEngineWords: %w", err)
+		}
+	}
 	r.serving = sr
 	return nil
 }
