@@ -20,18 +20,28 @@ func (b *Bus) CaughtUp(ctx context.Context, streamName, durable string) (bool, e
 	if err != nil {
 		return false, err
 	}
-	si, err := s.Info(ctx)
+	// Each request rides through a leader election of the stream or of
+	// the consumer (run --once asks this of every stage until it drains).
+	var si *jetstream.StreamInfo
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		si, err = s.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("stream %s: %w", streamName, err)
 	}
-	c, err := s.Consumer(ctx, durable)
+	var ci *jetstream.ConsumerInfo
+	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+		c, err := s.Consumer(ctx, durable)
+		if err != nil {
+			return err
+		}
+		ci = c.CachedInfo() // Consumer read it just now
+		return nil
+	})
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
-	}
-	ci, err := c.Info(ctx)
 	if err != nil {
 		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
 	}

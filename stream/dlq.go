@@ -151,7 +151,11 @@ func (b *Bus) GetDeadLetter(ctx context.Context, id uint64) (DeadLetter, error) 
 	if err != nil {
 		return DeadLetter{}, err
 	}
-	m, err := s.GetMsg(ctx, id)
+	var m *jetstream.RawStreamMsg
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		m, err = s.GetMsg(ctx, id)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return DeadLetter{}, fmt.Errorf("dead letter %d: %w", id, ErrNoDeadLetter)
 	}
@@ -161,13 +165,20 @@ func (b *Bus) GetDeadLetter(ctx context.Context, id uint64) (DeadLetter, error) 
 	return parseDeadLetter(m), nil
 }
 
+// codeSequenceNotFound is the server's answer to the deletion of a
+// message it does not hold.
+const codeSequenceNotFound = 10043
+
 // RemoveDeadLetter deletes a dead letter once it was dealt with.
 func (b *Bus) RemoveDeadLetter(ctx context.Context, id uint64) error {
 	s, err := b.Stream(ctx, schemas.StreamDLQ)
 	if err != nil {
 		return err
 	}
-	if err := s.DeleteMsg(ctx, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+	// Repeatable: a deletion stored at the first attempt makes the
+	// retry's "not found", which is no error.
+	err = b.retry(ctx, "", true, func(ctx context.Context) error { return s.DeleteMsg(ctx, id) })
+	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) && apiErrorCode(err) != codeSequenceNotFound {
 		return fmt.Errorf("remove dead letter %d: %w", id, err)
 	}
 	return nil

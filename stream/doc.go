@@ -44,6 +44,8 @@
 // timeout only where a repeat is harmless: a publish with a Nats-Msg-Id, a
 // read, a conditional write) for at most Config.RetryFor, and fails a
 // publish the server refused by permission at once with ErrPublishDenied.
+// Bus.Retry hands the same retry to the packages that hold a stream or
+// consumer handle (the consume engine, the findings stage, retention).
 // In the fleet shape (edge.go, docs/fleet.md) an edge's embedded server runs
 // under its own JetStream domain with a leaf-node link to the hub, and the
 // hub's CHANGES and name index source every edge's, each only its own
@@ -55,7 +57,8 @@
 // requests, and the retention that trims CHANGES without ever removing a
 // workload's last event); check holds the streams, consumers and ledgers
 // against each other; streamtest runs a real nats-server process for tests
-// of the external, TCP path; clustertest runs JetStream clusters, hubs
+// of the external, TCP path, or a cluster of such processes; clustertest
+// runs JetStream clusters, hubs
 // with leaf-node listeners and cuttable links in process; and bustest
 // gives the stages' tests a bus and a deadline-bound wait.
 package stream

@@ -133,7 +133,11 @@ func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error)
 	if err != nil {
 		return StreamState{}, err
 	}
-	info, err := s.Info(ctx, jetstream.WithDeletedDetails(true))
+	var info *jetstream.StreamInfo
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		info, err = s.Info(ctx, jetstream.WithDeletedDetails(true))
+		return err
+	})
 	if err != nil {
 		return StreamState{}, fmt.Errorf("stream %s: %w", streamName, err)
 	}
@@ -203,11 +207,7 @@ const settledBucket = "bomstream-check"
 // ranges of streamName held back on the stream: reads stop warning about
 // them. What they were cannot be read again; what mattered is elsewhere.
 func (b *Bus) Settle(ctx context.Context, streamName string, lost Ranges) error {
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   settledBucket,
-		Storage:  jetstream.FileStorage,
-		Replicas: b.cfg.replicas(),
-	})
+	kv, err := b.KeyValue(ctx, settledBucket)
 	if err != nil {
 		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
 	}
@@ -215,7 +215,11 @@ func (b *Bus) Settle(ctx context.Context, streamName string, lost Ranges) error 
 	if err != nil {
 		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
 	}
-	if _, err := kv.Put(ctx, streamName, v); err != nil {
+	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, streamName, v)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
 	}
 	return nil
@@ -223,15 +227,16 @@ func (b *Bus) Settle(ctx context.Context, streamName string, lost Ranges) error 
 
 // settled is what Settle recorded for streamName.
 func (b *Bus) settled(ctx context.Context, streamName string) (Ranges, error) {
-	kv, err := b.js.KeyValue(ctx, settledBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	e, err := kv.Get(ctx, streamName)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	var e jetstream.KeyValueEntry
+	err := b.retry(ctx, "", true, func(ctx context.Context) error {
+		kv, err := b.js.KeyValue(ctx, settledBucket)
+		if err != nil {
+			return err
+		}
+		e, err = kv.Get(ctx, streamName)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, nil
 	}
 	if err != nil {

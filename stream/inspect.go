@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 )
 
 // What the store's self-check (package stream/check) reads and repairs
@@ -29,15 +30,58 @@ type ConsumerState struct {
 	FromStart bool
 }
 
-// Consumers lists the durable consumers of streamName.
+// Consumers lists the durable consumers of streamName. A consumer the
+// server's listing leaves out (its leader is being elected: the listing
+// names it missing, which the client drops) is asked for by name, for at
+// most missingWait: a durable consumer's new leader answers by then, while
+// a reader's ordered consumer on a server that stopped may never answer.
 func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState, error) {
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
 	}
-	l := s.ListConsumers(ctx)
+	infos := map[string]*jetstream.ConsumerInfo{}
+	var names []string
+	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+		clear(infos)
+		l := s.ListConsumers(ctx)
+		for ci := range l.Info() {
+			infos[ci.Name] = ci
+		}
+		if err := l.Err(); err != nil {
+			return err
+		}
+		names = names[:0]
+		nl := s.ConsumerNames(ctx)
+		for name := range nl.Name() {
+			names = append(names, name)
+		}
+		return nl.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumers of %s: %w", streamName, err)
+	}
 	var out []ConsumerState
-	for ci := range l.Info() {
+	for _, name := range names {
+		ci, ok := infos[name]
+		if !ok {
+			mctx, cancel := context.WithTimeout(ctx, missingWait)
+			err := b.retry(mctx, "", true, func(ctx context.Context) error {
+				c, err := s.Consumer(ctx, name)
+				if err == nil {
+					ci = c.CachedInfo()
+				}
+				return err
+			})
+			cancel()
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("consumers of %s: %w", streamName, ctx.Err())
+			}
+			if err != nil { // deleted since it was listed, or unreachable
+				b.log.Debug("consumer left out of a listing", zap.String("stream", streamName), zap.String("consumer", name), zap.Error(err))
+				continue
+			}
+		}
 		if ci.Config.Durable == "" {
 			continue // an ordered consumer of a reader
 		}
@@ -46,23 +90,27 @@ func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState
 			Pending: ci.NumPending, AckPending: ci.NumAckPending, Created: ci.Created,
 			FromStart: ci.Config.DeliverPolicy == jetstream.DeliverAllPolicy})
 	}
-	if err := l.Err(); err != nil {
-		return nil, fmt.Errorf("consumers of %s: %w", streamName, err)
-	}
 	return out, nil
 }
+
+// missingWait bounds how long Consumers asks for a consumer its listing
+// left out.
+const missingWait = 10 * time.Second
 
 // ResetConsumer moves a durable consumer so that seq is the next message
 // it delivers, every message before it counting as settled; seq 0 means
 // its ack floor, so that every unsettled message comes again. Its stage's
 // dedupe must absorb what comes twice (a sink's ledger does).
 func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq uint64) error {
-	var err error
-	if seq == 0 {
-		_, err = b.js.ResetConsumer(ctx, streamName, durable)
-	} else {
-		_, err = b.js.ResetConsumerToSequence(ctx, streamName, durable, seq)
-	}
+	// Repeatable: a second reset to the same place moves nothing.
+	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		if seq == 0 {
+			_, err = b.js.ResetConsumer(ctx, streamName, durable)
+		} else {
+			_, err = b.js.ResetConsumerToSequence(ctx, streamName, durable, seq)
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("reset consumer %s on %s to %d: %w", durable, streamName, seq, err)
 	}
@@ -76,7 +124,8 @@ func (b *Bus) DeleteConsumer(ctx context.Context, streamName, durable string) er
 	if err != nil {
 		return err
 	}
-	if err := s.DeleteConsumer(ctx, durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	err = b.retry(ctx, "", true, func(ctx context.Context) error { return s.DeleteConsumer(ctx, durable) })
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("delete consumer %s on %s: %w", durable, streamName, err)
 	}
 	return nil
@@ -88,14 +137,18 @@ const ledgerPrefix = "bomstream-ledger-"
 // LedgerNames lists the sinks that have a ledger, whether configured now
 // or not.
 func (b *Bus) LedgerNames(ctx context.Context) ([]string, error) {
-	l := b.js.KeyValueStoreNames(ctx)
 	var out []string
-	for name := range l.Name() {
-		if sink, ok := strings.CutPrefix(name, ledgerPrefix); ok {
-			out = append(out, sink)
+	err := b.retry(ctx, "", true, func(ctx context.Context) error {
+		out = out[:0]
+		l := b.js.KeyValueStoreNames(ctx)
+		for name := range l.Name() {
+			if sink, ok := strings.CutPrefix(name, ledgerPrefix); ok {
+				out = append(out, sink)
+			}
 		}
-	}
-	if err := l.Error(); err != nil {
+		return l.Error()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("ledgers: %w", err)
 	}
 	return out, nil
@@ -108,7 +161,11 @@ func (b *Bus) GetMsg(ctx context.Context, streamName string, seq uint64) (*jetst
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.GetMsg(ctx, seq)
+	var m *jetstream.RawStreamMsg
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		m, err = s.GetMsg(ctx, seq)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, nil
 	}

@@ -89,8 +89,14 @@ func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) 
 }
 
 // All calls fn with every current entry, for loading the ledger at start.
+// Starting the read rides through a leader election of the bucket.
 func (l *Ledger) All(ctx context.Context, fn func(key string, value []byte, rev uint64)) error {
-	w, err := l.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	var w jetstream.KeyWatcher
+	err := l.b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		// Not under the attempt's deadline: the watch outlives the call.
+		w, err = l.kv.WatchAll(context.WithoutCancel(ctx), jetstream.IgnoreDeletes())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}

@@ -44,15 +44,15 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 		// ">" when the stream's last sequence is one it lost.
 		filter = allOf(streamName)
 	}
-	last, err := s.GetLastMsgForSubject(ctx, filter)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
-	}
+	var end uint64
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		end, err = LastStored(ctx, s, filter)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
 	}
-	end := last.Sequence
-	if fromSeq > end {
+	if end == 0 || fromSeq > end {
 		return nil
 	}
 	if !headersOnly {
@@ -63,7 +63,13 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		occ.OptStartSeq = fromSeq
 	}
-	cons, err := s.OrderedConsumer(ctx, occ)
+	// The ordered consumer, once made, rides through an election by itself
+	// (it is made again where the last message it delivered left off).
+	var cons jetstream.Consumer
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		cons, err = s.OrderedConsumer(ctx, occ)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
 	}

@@ -89,29 +89,39 @@ func (b *Bus) WorkloadUIDs(ctx context.Context, cluster, namespace, kind, name s
 		return nil, err
 	}
 	prefix := keyToken(cluster) + "." + nameToken(namespace, kind, name) + "."
-	lister, err := kv.ListKeysFiltered(ctx, prefix+">")
-	if err != nil {
-		return nil, fmt.Errorf("name index: %w", err)
-	}
 	type seen struct {
 		uid   string
 		since string
 	}
 	var out []seen
-	for k := range lister.Keys() {
-		e, err := kv.Get(ctx, k)
+	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+		out = out[:0]
+		lister, err := kv.ListKeysFiltered(ctx, prefix+">")
 		if err != nil {
-			continue
+			return err
 		}
-		uid := strings.TrimPrefix(k, prefix)
-		if strings.HasPrefix(uid, "=") {
-			raw, err := hex.DecodeString(uid[1:])
-			if err != nil {
-				continue
+		for k := range lister.Keys() {
+			e, err := kv.Get(ctx, k)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				continue // removed since it was listed
 			}
-			uid = string(raw)
+			if err != nil {
+				return err
+			}
+			uid := strings.TrimPrefix(k, prefix)
+			if strings.HasPrefix(uid, "=") {
+				raw, err := hex.DecodeString(uid[1:])
+				if err != nil {
+					continue
+				}
+				uid = string(raw)
+			}
+			out = append(out, seen{uid, string(e.Value())})
 		}
-		out = append(out, seen{uid, string(e.Value())})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("name index: %w", err)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].since < out[j].since })
 	uids := make([]string, len(out))

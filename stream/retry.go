@@ -91,6 +91,18 @@ func (b *Bus) retry(ctx context.Context, subject string, repeatable bool, fn fun
 	}
 }
 
+// Retry runs fn, one JetStream request or a few, under the bus's bounded
+// retry (see retry) for the callers outside this package that hold a
+// stream or consumer handle (the consume engine, the findings stage):
+// what fails for a reason the cluster heals by itself (a leader election,
+// a reconnect) is tried again, each attempt within attemptTimeout, for at
+// most Config.RetryFor. repeatable says that running fn twice is
+// harmless: a read, an idempotent create or update, a conditional write;
+// only then is a timeout retried.
+func (b *Bus) Retry(ctx context.Context, repeatable bool, fn func(ctx context.Context) error) error {
+	return b.retry(ctx, "", repeatable, fn)
+}
+
 // streamGone reports whether the server says stream name does not exist:
 // "no responders" then means a deleted stream, which no retry brings back
 // (a leader election answers otherwise, or not at all).
@@ -115,16 +127,42 @@ func transient(err error, repeatable bool) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
 		return true
 	}
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode {
-		// no peers for placement (a peer offline), cluster not available,
-		// not leader, stream or consumer offline
-		case 10005, 10008, 10009, 10118, 10119:
-			return true
-		}
+	switch apiErrorCode(err) {
+	// no peers for placement (a peer offline), cluster not available,
+	// not leader, stream or consumer offline
+	case 10005, 10008, 10009, 10118, 10119:
+		return true
 	}
 	return false
+}
+
+// apiErrorCode is the JetStream API error code in err's chain, 0 when none:
+// from the jetstream package's errors, from the nats package's (a KV watch
+// or listing still goes through the older API), or from the text of one
+// the client flattened into a string (a failed message deletion).
+func apiErrorCode(err error) int {
+	var apiErr jetstream.JetStreamError
+	if errors.As(err, &apiErr) && apiErr.APIError() != nil {
+		return int(apiErr.APIError().ErrorCode)
+	}
+	var natsErr nats.JetStreamError
+	if errors.As(err, &natsErr) && natsErr.APIError() != nil {
+		return int(natsErr.APIError().ErrorCode)
+	}
+	if errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		msg := err.Error()
+		if i := strings.Index(msg, "err_code="); i >= 0 {
+			n := 0
+			for _, r := range msg[i+len("err_code="):] {
+				if r < '0' || r > '9' {
+					break
+				}
+				n = 10*n + int(r-'0')
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 // deniedSubjects remembers the publish permission violations the server

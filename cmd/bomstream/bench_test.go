@@ -619,7 +619,7 @@ func benchInputs(prefix string, i int) *schemas.Inputs {
 	}
 }
 
-func benchEnvInt(b *testing.B, name string, def int) int {
+func benchEnvInt(b testing.TB, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {
 		return def

@@ -113,12 +113,14 @@ func TestSpecVersion17EndToEnd(t *testing.T) {
 	}
 }
 
-// kill -9 at three random points of a 500-workload export to Dependency-
-// Track 5.0, then a clean run: every project holds its workload's BOM, and
-// no BOM was uploaded twice (the double counts accepted uploads per BOM).
+// kill -9 at three random points of a 250-workload export to Dependency-
+// Track 5.0 (BOMSTREAM_KILL_WORKLOADS), then a clean run: every project
+// holds its workload's BOM, and no BOM was uploaded twice (the double
+// counts accepted uploads per BOM).
 func TestKill9DuringDependencyTrackExport(t *testing.T) {
 	bin := bomstreamBinary(t)
-	const workloads, kills = 500, 3
+	workloads := benchEnvInt(t, "BOMSTREAM_KILL_WORKLOADS", 250)
+	const kills = 3
 	dt := dtracktest.New(t, dtracktest.Options{Version: dtracktest.Line50, ProcessingDelay: 2 * time.Millisecond})
 	dir := t.TempDir()
 	tree, data := filepath.Join(dir, "m"), filepath.Join(dir, "data")

@@ -20,19 +20,28 @@ type current struct {
 
 // workloadState reads the last event of each finding of w, by subject:
 // one stream info call listing the workload's finding subjects, then a
-// direct get of each one's last message.
+// direct get of each one's last message, each riding through a leader
+// election (bus.Retry).
 func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (map[string]current, error) {
 	s, err := bus.Stream(ctx, schemas.StreamFindings)
 	if err != nil {
 		return nil, err
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(schemas.FindingsOfWorkload(w)))
+	var info *jetstream.StreamInfo
+	err = bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		info, err = s.Info(ctx, jetstream.WithSubjectFilter(schemas.FindingsOfWorkload(w)))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("findings of %s: %w", w, err)
 	}
 	out := make(map[string]current, len(info.State.Subjects))
 	for subj := range info.State.Subjects {
-		raw, err := s.GetLastMsgForSubject(ctx, subj)
+		var raw *jetstream.RawStreamMsg
+		err := bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+			raw, err = s.GetLastMsgForSubject(ctx, subj)
+			return err
+		})
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}

@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -10,15 +9,20 @@ import (
 // Proxy forwards TCP connections from a loopback port to a target address
 // until it is cut: Cut closes every connection and refuses new ones (they
 // are accepted and closed at once, as a dropped link looks to a client
-// that keeps redialling); Restore lets them through again.
+// that keeps redialling); Restore lets them through again. Stall holds
+// every byte in both directions, connections kept open, until Flow: what a
+// client sees of a server that does not answer (a stream whose leader is
+// being elected) without the disconnect it would notice.
 type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	flowing *sync.Cond // signalled when stalled or cut changes
+	cut     bool
+	stalled bool
+	conns   map[net.Conn]struct{}
+	wg      sync.WaitGroup
 }
 
 // NewProxy listens on a loopback port and forwards to target ("host:port").
@@ -29,6 +33,7 @@ func NewProxy(t testing.TB, target string) *Proxy {
 		t.Fatalf("proxy listen: %v", err)
 	}
 	p := &Proxy{ln: ln, target: target, conns: make(map[net.Conn]struct{})}
+	p.flowing = sync.NewCond(&p.mu)
 	p.wg.Go(p.accept)
 	t.Cleanup(func() {
 		_ = ln.Close()
@@ -50,6 +55,32 @@ func (p *Proxy) Cut() {
 		_ = c.Close()
 	}
 	clear(p.conns)
+	p.flowing.Broadcast()
+}
+
+// Stall holds what either side sends, connections open, until Flow.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	p.stalled = true
+	p.mu.Unlock()
+}
+
+// Flow delivers what Stall held and lets bytes through again.
+func (p *Proxy) Flow() {
+	p.mu.Lock()
+	p.stalled = false
+	p.mu.Unlock()
+	p.flowing.Broadcast()
+}
+
+// wait returns once bytes may pass: not stalled, or cut (the write then
+// fails on a closed connection).
+func (p *Proxy) wait() {
+	p.mu.Lock()
+	for p.stalled && !p.cut {
+		p.flowing.Wait()
+	}
+	p.mu.Unlock()
 }
 
 // Restore lets connections through again.
@@ -99,7 +130,19 @@ func (p *Proxy) track(in, out net.Conn) bool {
 }
 
 func (p *Proxy) pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.wait()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	_ = dst.Close()
 	_ = src.Close()
 	p.mu.Lock()

@@ -28,6 +28,13 @@
 //	         same timeout, retries, recovery and metrics; a failure makes it
 //	         a dead letter again with the new reason.
 //
+// Every request the engine makes of the server besides the pull itself (the
+// consumer's lookup, creation, unpinning, rewind, the crash journal, a
+// replay's setup) goes through stream.Bus.Retry, and so rides through a
+// leader election of the stream or the consumer; the pull recovers by
+// itself, and an ack lost in an election makes the message come again
+// after AckWait, which the stages' dedupe absorbs.
+//
 // Health and Counts report the stage's state and what it did; the metrics
 // are the bomstream_stage_* families, one label per stage.
 package engine

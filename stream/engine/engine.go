@@ -187,7 +187,9 @@ func (e *Engine) unpin(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.UnpinConsumer(ctx, e.cfg.Durable, pinGroup)
+	return e.bus.Retry(ctx, true, func(ctx context.Context) error {
+		return s.UnpinConsumer(ctx, e.cfg.Durable, pinGroup)
+	})
 }
 
 // ensureConsumer creates the consumer, or updates an existing one while
@@ -199,7 +201,14 @@ func (e *Engine) ensureConsumer(ctx context.Context) (cons jetstream.Consumer, c
 		return nil, false, err
 	}
 	cc := e.consumerConfig()
-	existing, err := s.Consumer(ctx, e.cfg.Durable)
+	// Both requests ride through a leader election (bus.Retry): asking
+	// twice is harmless, and so is creating or updating twice to one
+	// configuration.
+	var existing jetstream.Consumer
+	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		existing, err = s.Consumer(ctx, e.cfg.Durable)
+		return err
+	})
 	switch {
 	case err == nil:
 		old := existing.CachedInfo().Config
@@ -209,7 +218,10 @@ func (e *Engine) ensureConsumer(ctx context.Context) (cons jetstream.Consumer, c
 	default:
 		return nil, false, fmt.Errorf("consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
 	}
-	cons, err = s.CreateOrUpdateConsumer(ctx, cc)
+	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		cons, err = s.CreateOrUpdateConsumer(ctx, cc)
+		return err
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
 	}

@@ -23,7 +23,11 @@ func (e *Engine) claim(ctx context.Context, cons jetstream.Consumer) error {
 	if err := e.unpin(ctx); err != nil {
 		e.log.Debug("unpin at start", zap.Error(err))
 	}
-	info, err := cons.Info(ctx)
+	var info *jetstream.ConsumerInfo
+	err := e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		info, err = cons.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("consumer %s on %s: %w", e.cfg.Durable, e.cfg.Stream, err)
 	}
@@ -50,6 +54,7 @@ func (e *Engine) claim(ctx context.Context, cons jetstream.Consumer) error {
 // "<durable>.<seq>", and go once the message is settled.
 type journal struct {
 	kv      jetstream.KeyValue
+	bus     *stream.Bus
 	durable string
 	log     *zap.Logger
 }
@@ -59,20 +64,31 @@ func openJournal(ctx context.Context, bus *stream.Bus, durable string, log *zap.
 	if err != nil {
 		return nil, fmt.Errorf("crash journal: %w", err)
 	}
-	return &journal{kv: kv, durable: durable, log: log}, nil
+	return &journal{kv: kv, bus: bus, durable: durable, log: log}, nil
 }
 
 func (j *journal) key(seq uint64) string { return j.durable + "." + strconv.FormatUint(seq, 10) }
 
 // begin records that work on seq begins and returns how many times it has
-// begun, this one included.
+// begun, this one included. Each request rides through a leader election;
+// a create or update whose first attempt was stored fails its retry as a
+// conflict, and the entry is read again (that begin then counts twice: the
+// poison limit comes one early, never late).
 func (j *journal) begin(ctx context.Context, seq uint64) (int, error) {
 	key := j.key(seq)
 	for range 5 {
-		e, err := j.kv.Get(ctx, key)
+		var e jetstream.KeyValueEntry
+		err := j.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+			e, err = j.kv.Get(ctx, key)
+			return err
+		})
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			if _, err := j.kv.Create(ctx, key, []byte("1")); err == nil {
+			err := j.bus.Retry(ctx, true, func(ctx context.Context) error {
+				_, err := j.kv.Create(ctx, key, []byte("1"))
+				return err
+			})
+			if err == nil {
 				return 1, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
 				return 1, err
@@ -82,7 +98,11 @@ func (j *journal) begin(ctx context.Context, seq uint64) (int, error) {
 		default:
 			n, _ := strconv.Atoi(string(e.Value()))
 			n++
-			if _, err := j.kv.Update(ctx, key, []byte(strconv.Itoa(n)), e.Revision()); err == nil {
+			err := j.bus.Retry(ctx, true, func(ctx context.Context) error {
+				_, err := j.kv.Update(ctx, key, []byte(strconv.Itoa(n)), e.Revision())
+				return err
+			})
+			if err == nil {
 				return n, nil
 			}
 		}
@@ -94,7 +114,10 @@ func (j *journal) begin(ctx context.Context, seq uint64) (int, error) {
 func (j *journal) end(seq uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := j.kv.Purge(ctx, j.key(seq)); err != nil {
+	err := j.bus.Retry(ctx, true, func(ctx context.Context) error {
+		return j.kv.Purge(ctx, j.key(seq))
+	})
+	if err != nil {
 		j.log.Debug("crash journal", zap.Uint64("seq", seq), zap.Error(err))
 	}
 }

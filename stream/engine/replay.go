@@ -70,15 +70,29 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		t := startTime
 		occ.DeliverPolicy, occ.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
 	}
-	end, err := stream.LastStored(ctx, s, e.cfg.Filter)
+	var (
+		end  uint64
+		info *jetstream.ConsumerInfo
+		cons jetstream.Consumer
+	)
+	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		end, err = stream.LastStored(ctx, s, e.cfg.Filter)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}
-	cons, err := s.OrderedConsumer(ctx, occ)
+	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		cons, err = s.OrderedConsumer(ctx, occ)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}
-	info, err := cons.Info(ctx)
+	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		info, err = cons.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)
 	}

@@ -12,11 +12,13 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// Store is what retention needs of the bus: the CHANGES stream, and a walk
-// over its stored messages in order (stream.Bus has both).
+// Store is what retention needs of the bus: the CHANGES stream, a walk
+// over its stored messages in order, and the bounded retry its requests
+// ride through a leader election with (stream.Bus has all three).
 type Store interface {
 	Stream(ctx context.Context, name string) (jetstream.Stream, error)
 	Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error
+	Retry(ctx context.Context, repeatable bool, fn func(ctx context.Context) error) error
 }
 
 // errPastCutoff ends the walk over CHANGES at its first recent message.
@@ -50,7 +52,7 @@ func TrimBefore(ctx context.Context, st Store, cutoff time.Time) (uint64, error)
 	}
 	var purged uint64
 	for subj := range old {
-		n, err := trimSubject(ctx, s, subj, firstNew)
+		n, err := trimSubject(ctx, st, s, subj, firstNew)
 		purged += n
 		if err != nil {
 			return purged, err
@@ -80,8 +82,14 @@ func oldSubjects(ctx context.Context, st Store, cutoff time.Time) (map[string]bo
 
 // trimSubject purges subj's messages before its last one (and before
 // firstNew, the first recent message of the stream) and says how many went.
-func trimSubject(ctx context.Context, s jetstream.Stream, subj string, firstNew uint64) (uint64, error) {
-	last, err := s.GetLastMsgForSubject(ctx, subj)
+// Each request is repeatable: a purge up to a sequence, done twice, purges
+// nothing more.
+func trimSubject(ctx context.Context, st Store, s jetstream.Stream, subj string, firstNew uint64) (uint64, error) {
+	var last *jetstream.RawStreamMsg
+	err := st.Retry(ctx, true, func(ctx context.Context) (err error) {
+		last, err = s.GetLastMsgForSubject(ctx, subj)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil
 	}
@@ -92,14 +100,24 @@ func trimSubject(ctx context.Context, s jetstream.Stream, subj string, firstNew 
 	if firstNew != 0 && firstNew < keepFrom {
 		keepFrom = firstNew
 	}
-	before, err := s.Info(ctx)
+	var before, after *jetstream.StreamInfo
+	err = st.Retry(ctx, true, func(ctx context.Context) (err error) {
+		before, err = s.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("retention of %s: %w", subj, err)
 	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject(subj), jetstream.WithPurgeSequence(keepFrom)); err != nil {
+	err = st.Retry(ctx, true, func(ctx context.Context) error {
+		return s.Purge(ctx, jetstream.WithPurgeSubject(subj), jetstream.WithPurgeSequence(keepFrom))
+	})
+	if err != nil {
 		return 0, fmt.Errorf("retention of %s: %w", subj, err)
 	}
-	after, err := s.Info(ctx)
+	err = st.Retry(ctx, true, func(ctx context.Context) (err error) {
+		after, err = s.Info(ctx)
+		return err
+	})
 	if err == nil && before.State.Msgs > after.State.Msgs {
 		return before.State.Msgs - after.State.Msgs, nil
 	}

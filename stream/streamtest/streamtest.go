@@ -5,7 +5,9 @@
 // go.mod (or uses the one named by BOMSTREAM_NATS_SERVER_BIN), starts it with
 // JetStream and a store in a temporary directory on a random loopback port, and
 // stops it when the test ends. A failed build fails the test: CI must never
-// mistake a missing server for a passing suite.
+// mistake a missing server for a passing suite. StartCluster runs several
+// such processes as one JetStream cluster, for tests that stop a server the
+// way an operator or a failing machine does.
 package streamtest
 
 import (
