@@ -184,6 +184,9 @@ func (n *Normalizer) draft(obj map[string]any, source string, lookup Lookup, che
 	if err := n.read(w, p, in, source); err != nil {
 		return nil, err
 	}
+	if o.nsWritten != "" {
+		in.Fields = sortFields(append(in.Fields, schemas.Field{Name: "namespaceAsWritten", Value: schemas.RedactText(o.nsWritten), Locator: "metadata.namespace"}))
+	}
 	in.Digests = pinnedDigests(in.Components)
 	return n.finish(in, uses), nil
 }
@@ -199,6 +202,8 @@ type objectID struct {
 	md map[string]any // its metadata
 	// id names the object in errors: namespace/kind/name.
 	id string
+	// nsWritten is the namespace as written when it is no DNS label.
+	nsWritten string
 }
 
 // identify reads the identity of obj, its namespace defaulted.
@@ -209,6 +214,12 @@ func (n *Normalizer) identify(obj map[string]any) objectID {
 	o.md, _ = obj["metadata"].(map[string]any)
 	o.name, _ = o.md["name"].(string)
 	o.ns, _ = o.md["namespace"].(string)
+	if o.ns != "" && !dnsLabel(o.ns) {
+		// A template's placeholder (KUBEFLOW_NAMESPACE, ${NAMESPACE}):
+		// no namespace Kubernetes takes, so the workload is read in the
+		// default one rather than lost; its inputs keep what was written.
+		o.nsWritten, o.ns = o.ns, ""
+	}
 	if o.ns == "" {
 		o.ns = n.cfg.DefaultNamespace
 	}

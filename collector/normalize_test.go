@@ -485,3 +485,29 @@ func TestImagesPinnedByDigestAreResolved(t *testing.T) {
 		t.Fatalf("digests %+v", in.Digests)
 	}
 }
+
+// A template's placeholder namespace (KUBEFLOW_NAMESPACE) is no DNS label:
+// the workload is read in the default namespace rather than lost, and what
+// was written stays in its inputs. It was an invalid identity: no event.
+func TestNamespacePlaceholder(t *testing.T) {
+	n := newNormalizer(t, Config{DefaultNamespace: "default"})
+	in, err := n.Normalize(parseObj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tf-serve, namespace: KUBEFLOW_NAMESPACE}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: tf, image: "tensorflow/serving:2.13.1", command: [tensorflow_model_server]}
+`), "file:x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Workload.Namespace != "default" {
+		t.Errorf("namespace %q", in.Workload.Namespace)
+	}
+	if f, ok := in.Field("namespaceAsWritten"); !ok || f.Value != "KUBEFLOW_NAMESPACE" {
+		t.Errorf("fields %v", in.Fields)
+	}
+}
