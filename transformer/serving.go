@@ -115,6 +115,9 @@ func (r *rules) servingSignals(x *ctrScope, infos []*invInfo, c *schemas.Compone
 			}
 		}
 	}
+	if rt := r.engineNamedContainer(ct.Name); rt != nil {
+		x.signal(s, sigName, "container name", ct.Name, ct.Locator, ".name", rt)
+	}
 	if len(x.cd.engineFlags) > 0 {
 		ef := x.cd.engineFlags[0]
 		x.signal(s, sigEngineFlag, ef.p.value, "", ef.p.locator, "", r.byName[ef.name])
@@ -346,6 +349,23 @@ func (r *rules) engineNamed(v string) *runtimeRule {
 	return nil
 }
 
+// engineNamedContainer is the engine a container is named after (vllm,
+// tgi-server, sglang-leader): the whole name, or its first part when the
+// rest names no router, gateway, client or other tool beside an engine.
+func (r *rules) engineNamedContainer(name string) *runtimeRule {
+	if name == "" {
+		return nil
+	}
+	if rt := r.engineNamed(name); rt != nil {
+		return rt
+	}
+	head, _, ok := strings.Cut(name, "-")
+	if !ok || r.serving.notEngine != nil && r.serving.notEngine.MatchString(strings.ToLower(name)) {
+		return nil
+	}
+	return r.engineNamed(head)
+}
+
 // engineFromSignals claims, for a serving unit whose claims name no
 // engine (nor a wrapper of one), the engine its signals point at (an image word, an env family,
 // a label, an engine-only flag), inferred.
@@ -353,7 +373,7 @@ func (r *rules) engineFromSignals(cd *compDetect, sigs []signal) {
 	if len(cd.hits) > 0 {
 		return
 	}
-	for _, name := range []string{sigImageWord, sigEnvFamily, sigLabel, sigEngineFlag} {
+	for _, name := range []string{sigImageWord, sigEnvFamily, sigLabel, sigEngineFlag, sigName} {
 		for _, s := range sigs {
 			if s.name != name || s.engine == nil {
 				continue

@@ -70,6 +70,7 @@ const (
 	sigImageWord   = "imageWord"   // an engine's word in a custom image's name
 	sigEnvFamily   = "envFamily"   // an engine's env variables
 	sigLabel       = "label"       // a pod label names the engine
+	sigName        = "name"        // the container's name is the engine's
 	sigEngineFlag  = "engineFlag"  // a flag only an engine takes
 	sigHint        = "hint"        // a word only an engine's setup has (a model repository layout)
 	sigServer      = "server"      // a program that runs a server of no engine in particular
@@ -90,7 +91,7 @@ const (
 
 // signalNames are the signals a weight can be given to.
 var signalNames = []string{sigLaunch, sigLaunchBg, sigEntrypoint, sigKind, sigImage, sigImageWord, sigEnvFamily,
-	sigLabel, sigEngineFlag, sigHint, sigServer, sigModel, sigAccelerator, sigPort, sigProbe, sigHealthProbe, sigIdle, sigClient,
+	sigLabel, sigName, sigEngineFlag, sigHint, sigServer, sigModel, sigAccelerator, sigPort, sigProbe, sigHealthProbe, sigIdle, sigClient,
 	sigDownload, sigConvert, sigTraining, sigOneShot, sigHelper, sigInit}
 
 // servingRules are ServingRules compiled.

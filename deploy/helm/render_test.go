@@ -131,6 +131,7 @@ func TestValuesSchemaRejectsUnknownKeys(t *testing.T) {
 		{"gcs without bucket", "sinks:\n  gcs:\n    enabled: true\n", "sinks.gcs.bucket"},
 		{"dtrack without key", "sinks:\n  dependencytrack:\n    enabled: true\n    url: https://dt.example.com\n", "apiKey.secretName"},
 		{"network policy without the API server", "networkPolicy:\n  enabled: true\n", "networkPolicy.apiServer.cidrs"},
+		{"nats creds and nkey", "nats:\n  auth:\n    secretName: n\n    credsKey: u.creds\n    nkeyKey: u.nk\n", "nats.auth.credsKey and nats.auth.nkeyKey"},
 	} {
 		if err := install(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
@@ -436,9 +437,10 @@ var allSinks = []string{
 	"sinks.oci.enabled=true", "sinks.oci.dockerConfig.secretName=registry", "sinks.oci.repository=registry.example.com/platform/ai-boms",
 }
 
-// natsAuth references every NATS credential by Secret name and key.
+// natsAuth references every NATS credential by Secret name and key (a
+// .creds file or an nkey seed: one of them; natsNKey is the other).
 var natsAuth = []string{
-	"nats.auth.secretName=nats-creds", "nats.auth.credsKey=user.creds", "nats.auth.nkeyKey=user.nk",
+	"nats.auth.secretName=nats-creds", "nats.auth.credsKey=user.creds",
 	"nats.auth.userKey=user", "nats.auth.passwordKey=password", "nats.auth.tokenKey=token",
 	"nats.tls.secretName=nats-tls", "nats.tls.caKey=ca.crt", "nats.tls.certKey=tls.crt", "nats.tls.keyKey=tls.key",
 }
@@ -448,10 +450,16 @@ var natsAuth = []string{
 // for the NATS user, password and token. The configuration names the
 // mounted files; the pods that need no credential mount none.
 func TestSecretsByReferenceOnly(t *testing.T) {
-	for _, shape := range []string{"all-in-one", "distributed"} {
-		t.Run(shape, func(t *testing.T) {
+	for _, tc := range []struct{ name, shape, natsKey string }{
+		{"all-in-one", "all-in-one", ""}, {"distributed", "distributed", "credsKey"}, {"distributed-nkey", "distributed", "nkeyKey"},
+	} {
+		shape := tc.shape
+		t.Run(tc.name, func(t *testing.T) {
 			sets := append([]string{"shape=" + shape}, allSinks...)
-			if shape == "distributed" {
+			if tc.natsKey == "nkeyKey" {
+				sets = append(append(sets, natsAuth[:1]...), "nats.auth.nkeyKey=user.nk")
+				sets = append(sets, natsAuth[2:]...)
+			} else if shape == "distributed" {
 				sets = append(sets, natsAuth...)
 			}
 			r := renderVariant(t, variant{}, sets...)
@@ -477,8 +485,15 @@ func TestSecretsByReferenceOnly(t *testing.T) {
 			natsFiles := map[string]string{}
 			if shape == "distributed" {
 				natsFiles = map[string]string{
-					cfg.Stream.CredsFile: "nats-creds:user.creds", cfg.Stream.NKeyFile: "nats-creds:user.nk",
 					cfg.Stream.TLSCA: "nats-tls:ca.crt", cfg.Stream.TLSCert: "nats-tls:tls.crt", cfg.Stream.TLSKey: "nats-tls:tls.key",
+				}
+				if tc.natsKey == "credsKey" {
+					natsFiles[cfg.Stream.CredsFile] = "nats-creds:user.creds"
+				} else {
+					natsFiles[cfg.Stream.NKeyFile] = "nats-creds:user.nk"
+				}
+				if cfg.Stream.CredsFile != "" && cfg.Stream.NKeyFile != "" {
+					t.Errorf("both a .creds file and an nkey seed configured: %s, %s", cfg.Stream.CredsFile, cfg.Stream.NKeyFile)
 				}
 			}
 			for _, o := range r.of("Deployment") {

@@ -301,7 +301,6 @@ const (
 	oldRT    = "runtime:vllm@0.8.5.post1"
 	newRT    = "runtime:vllm@0.9.0"
 	extra    = "model:huggingface:org/extra"
-	oldHash  = "sha256:97fb6b125336fd7db021cd28e410543a2b5327e6213b43e49028f0dbc92f58a5"
 	newHash  = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 	digestA  = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	digestB  = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -372,6 +371,19 @@ func TestCompareEdits(t *testing.T) {
 	}
 	if !reflect.DeepEqual(d.Changed, want) {
 		t.Errorf("changed:\n got %+v\nwant %+v", d.Changed, want)
+	}
+	// The older version's input hash is the golden's, whatever the inputs
+	// hash to today.
+	var oldHash string
+	edit(t, ob, func(doc map[string]any) {
+		for _, p := range doc["metadata"].(map[string]any)["component"].(map[string]any)["properties"].([]any) {
+			if p := p.(map[string]any); p["name"] == "bomstream:inputHash" {
+				oldHash, _ = p["value"].(string)
+			}
+		}
+	})
+	if !strings.HasPrefix(oldHash, "sha256:") || oldHash == newHash {
+		t.Fatalf("golden %s: input hash %q", base, oldHash)
 	}
 	wantWL := []bomview.FieldChange{
 		{Field: "dependsOn", Old: pyImg + ", " + vllmImg + ", " + oldRT, New: vllmImg + ", " + newRT},

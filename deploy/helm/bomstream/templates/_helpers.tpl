@@ -82,6 +82,9 @@ empty.
 {{- if and (include "bomstream.distributed" .) (not .Values.nats.url) -}}
 {{- fail "nats.url: the distributed shape needs the NATS cluster's URL" -}}
 {{- end -}}
+{{- if and .Values.nats.auth.credsKey .Values.nats.auth.nkeyKey -}}
+{{- fail "nats.auth.credsKey and nats.auth.nkeyKey: set one (a .creds file holds the user's nkey seed with its JWT)" -}}
+{{- end -}}
 {{- if and .Values.api.enabled (not .Values.api.token.secretName) -}}
 {{- fail "api.token.secretName: the API listens on the pod's address and needs a token: the Secret holding it (kubectl create secret generic bomstream-api --from-literal=token=...)" -}}
 {{- end -}}
