@@ -69,13 +69,19 @@
 // Kind profiles are data. The built-in table (profiles.yaml, embedded) covers
 // the Kubernetes workloads, Dynamo and Grove, LeaderWorkerSet,
 // DisaggregatedSet, KServe, Knative Serving, the NIM operator, the vLLM
-// production stack, KubeAI, KAITO, KubeRay, Seldon Core 2 and Argo Rollouts,
-// and lists the kinds that are not workloads. Config.ProfilesFile adds kinds
+// production stack, KubeAI, KAITO (Workspace, InferenceSet,
+// MultiRoleInference, RAGEngine), KubeRay, Seldon Core 2 and v1, llmaz,
+// OME, OPEA's GMConnector and Argo Rollouts, and lists the kinds that are
+// not workloads. Config.ProfilesFile adds kinds
 // or replaces built-in ones without a release; the Go code only interprets
 // the table. An object of a kind no profile describes (or of a version its
 // profile does not read) that holds pod templates is read by them, with
-// the generic profile (generic.go); one that holds none is ErrUnknownKind.
-// An object with no BOM of its own (a Service, a KServe runtime template, a
+// the generic profile (generic.go); one that holds none is read, in
+// manifests, by the facts its fields state (generic_fields.go: containers
+// it lists, a model URI, an engine named in the operator's words, an
+// accelerator), and is ErrUnknownKind only when it states none of them,
+// or when it selects workloads that live elsewhere (a selector: they have
+// BOMs of their own). An object with no BOM of its own (a Service, a KServe runtime template, a
 // ReplicaSet controlled by a Deployment) is ErrNotWorkload. In a cluster, a
 // pod whose owner chain ends at a kind with no profile belongs to that
 // owner, known by its owner references alone (Normalizer.Generic), and is
@@ -110,6 +116,10 @@
 // containers an operator synthesizes from a custom resource. Replica counts,
 // status, resourceVersion and rollout knobs are never read, so they cannot
 // move the input hash, and neither can a rotated credential.
+//
+// A namespace no API server would take (a template's KUBEFLOW_NAMESPACE)
+// is read as the default one, the text written kept as the field
+// namespaceAsWritten: the workload is not lost to a placeholder.
 //
 // Everything is ordered: components in profile order, then list order, then
 // sorted map keys; main containers before init containers, each in manifest

@@ -37,9 +37,24 @@
 //	                   no runtime from its image, its models stand for
 //	                   nothing on their own
 //	       defaults    the runtime an operator runs when its object names
-//	                   none (KAITO's and Ray Serve LLM's vLLM), inferred
+//	                   none (KAITO's and Ray Serve LLM's vLLM, a Seldon
+//	                   Model's MLServer or Triton by its requirements,
+//	                   llmaz's vLLM), inferred
+//	       configmaps  what a container takes from ConfigMaps the collector
+//	                   read (env values, envFrom, mounted start scripts and
+//	                   --config files) is read as its own env, script or flags
 //	     wrappers (Dynamo, NIM, KServe huggingfaceserver) are paired with the
 //	     engine they run: their backend
+//	  -> serve? (serving.go, rules.yaml serving:) per container, the sum of
+//	     weighted signals: an engine's launch, image, kind or a kind field
+//	     (strong); the engine's word in a custom image or in the container's
+//	     name, its env family (LLAMA_ARG_*), an engine-only flag, a model,
+//	     an accelerator, a model server's probe path, a port (weak); idle,
+//	     client, download, convert, training, one-shot and init (against).
+//	     A workload serves when one container, or its kind, reaches the
+//	     threshold; else Result.Skipped, no BOM. A BOM served on weak
+//	     signals only says so: bomstream:serving=inferred, with its
+//	     bomstream:serving:evidence. Explain shows every signal and weight.
 //	  -> merge over the workload                  one runtime per engine, one
 //	                                              model per id, one container per image
 //	  -> no runtime and no model reference that   Result.Skipped, no BOM
@@ -83,12 +98,23 @@
 // values the rules read; schemas/arguments.json, the collector's argument
 // allow-list, is generated from it and a test fails when they drift.
 //
+// Stacks are data, not code: rules.yaml names each engine's images, launch
+// commands, words, env families and flags, the kinds and fields that declare
+// one, and the serving signals' weights; a new stack is a block of YAML and
+// a manifest in testdata/manifests with its expectation.
+//
+// What is right is measured, not assumed: transformer/corpus judges the
+// rendered BOMs of the real-world and upstream corpora (../shared) and of
+// the project's own manifests against their expectation tables (make
+// corpus); a miss fails unless known.yaml gives its reason.
+//
 // The code follows the pipeline: compile.go compiles the rules; detect.go
 // runs them, one step per kind of rule (detect_images.go,
 // detect_commands.go, detect_flags.go, detect_env.go, detect_roles.go,
 // detect_fields.go, detect_defaults.go, detect_clients.go, source.go for
-// downloads, detect_backends.go for the wrappers' engines) and merge.go
-// merges the claims; bom.go, components.go and evidence.go build the BOM.
+// downloads, detect_backends.go for the wrappers' engines), serving.go and
+// serving_rules.go weigh the signals, explain.go tells the decision, and
+// merge.go merges the claims; bom.go, components.go and evidence.go build the BOM.
 // A Renderer memoizes (memo.go) what the rules say about image references,
 // command heads, words and env names, the parse of scripts and the purls of
 // model ids: bounded, pure functions of the string, so rendering a workload
