@@ -536,6 +536,11 @@ func (r *rules) ignoredModel(v string) bool {
 	if strings.TrimSpace(v) == "" {
 		return true
 	}
+	return r.memo.ignored.get(v, r.matchIgnored)
+}
+
+// matchIgnored is ignoredModel of a value that is not blank, not remembered.
+func (r *rules) matchIgnored(v string) bool {
 	for _, re := range r.ignore {
 		if re.MatchString(v) {
 			return true

@@ -73,6 +73,9 @@ type matchMemo struct {
 	envFamilies memo[*runtimeRule]
 	// rawWords: an image reference that does not parse -> its engine word.
 	rawWords memo[wordHit]
+	// engines: a label value or a container's name -> the engine it names.
+	engines, ctrNames memo[*runtimeRule]
+	ignored           memo[bool] // model value -> models.ignore matches it
 }
 
 // newMatchMemo makes empty memos. Long keys (a 1 MiB script, a huge word)
@@ -89,5 +92,8 @@ func newMatchMemo() *matchMemo {
 	m.clientEnv.maxLen = 256
 	m.envFamilies.maxLen = 256
 	m.rawWords.maxLen = 512
+	m.engines.maxLen = 256
+	m.ctrNames.maxLen = 256
+	m.ignored.maxLen = 512
 	return m
 }

@@ -337,6 +337,11 @@ func (r *rules) envFamily(name string) *runtimeRule {
 // engineNamed is the runtime a label value names: its name or one of its
 // words.
 func (r *rules) engineNamed(v string) *runtimeRule {
+	return r.memo.engines.get(v, r.matchEngineName)
+}
+
+// matchEngineName is engineNamed, not remembered.
+func (r *rules) matchEngineName(v string) *runtimeRule {
 	v = strings.ToLower(strings.TrimSpace(v))
 	if rt := r.byName[v]; rt != nil {
 		return rt
@@ -356,6 +361,11 @@ func (r *rules) engineNamedContainer(name string) *runtimeRule {
 	if name == "" {
 		return nil
 	}
+	return r.memo.ctrNames.get(name, r.matchContainerName)
+}
+
+// matchContainerName is engineNamedContainer, not remembered.
+func (r *rules) matchContainerName(name string) *runtimeRule {
 	if rt := r.engineNamed(name); rt != nil {
 		return rt
 	}
