@@ -158,18 +158,39 @@ func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error)
 	return out, nil
 }
 
-// LastStored is the sequence of the last message of s matching filter that
-// the store holds, 0 when none does. The stream's LastSeq is not it: the
-// store may have lost its tail.
-func LastStored(ctx context.Context, s jetstream.Stream, filter string) (uint64, error) {
-	m, err := s.GetLastMsgForSubject(ctx, filter)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
+// LastStored is the sequence of the last message of streamName matching
+// filter that the store holds, 0 when none does. The stream's LastSeq is
+// not it: the store may have lost its tail. The stream's leader answers,
+// not a direct get: a replica that restarts answers direct gets from what
+// it held before it caught up, and a read that ended there would stop
+// short of what the stream holds.
+func (b *Bus) LastStored(ctx context.Context, streamName, filter string) (uint64, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": filter})
 	if err != nil {
 		return 0, err
 	}
-	return m.Sequence, nil
+	m, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+streamName, req)
+	if err != nil {
+		return 0, fmt.Errorf("last message of %s %s: %w", streamName, filter, err)
+	}
+	var resp struct {
+		Message *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"message"`
+		Error *jetstream.APIError `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return 0, fmt.Errorf("last message of %s %s: %w", streamName, filter, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return 0, nil
+	case resp.Error != nil:
+		return 0, fmt.Errorf("last message of %s %s: %w", streamName, filter, resp.Error)
+	case resp.Message == nil:
+		return 0, fmt.Errorf("last message of %s %s: an answer with no message", streamName, filter)
+	}
+	return resp.Message.Seq, nil
 }
 
 // WarnLost logs, once per read, that a read of streamName from from to to

@@ -44,7 +44,7 @@ func (b *Bus) LastPerSubject(ctx context.Context, streamName, filter string, hea
 	}
 	var end uint64
 	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		end, err = LastStored(ctx, s, filter)
+		end, err = b.LastStored(ctx, streamName, filter)
 		return err
 	})
 	if err != nil {

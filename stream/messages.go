@@ -46,7 +46,7 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 	}
 	var end uint64
 	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		end, err = LastStored(ctx, s, filter)
+		end, err = b.LastStored(ctx, streamName, filter)
 		return err
 	})
 	if err != nil {

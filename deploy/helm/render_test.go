@@ -131,7 +131,7 @@ func TestValuesSchemaRejectsUnknownKeys(t *testing.T) {
 		{"gcs without bucket", "sinks:\n  gcs:\n    enabled: true\n", "sinks.gcs.bucket"},
 		{"dtrack without key", "sinks:\n  dependencytrack:\n    enabled: true\n    url: https://dt.example.com\n", "apiKey.secretName"},
 		{"network policy without the API server", "networkPolicy:\n  enabled: true\n", "networkPolicy.apiServer.cidrs"},
-		{"nats creds and nkey", "nats:\n  auth:\n    secretName: n\n    credsKey: u.creds\n    nkeyKey: u.nk\n", "nats.auth.credsKey and nats.auth.nkeyKey"},
+		{"nats creds and nkey", "nats:\n  auth:\n    secretName: nats-creds\n    credsKey: u.creds\n    nkeyKey: u.nk\n", "nats.auth.credsKey and nats.auth.nkeyKey"},
 	} {
 		if err := install(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/bomstream/bomstream/stream"
 )
 
 // orderedSource reads a range of a stream through an ordered consumer:
@@ -76,7 +75,7 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		cons jetstream.Consumer
 	)
 	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
-		end, err = stream.LastStored(ctx, s, e.cfg.Filter)
+		end, err = e.bus.LastStored(ctx, e.cfg.Stream, e.cfg.Filter)
 		return err
 	})
 	if err != nil {

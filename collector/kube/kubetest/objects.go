@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -117,7 +118,7 @@ func (e *Env) CreateManifests(ctx context.Context, namespace string, files ...st
 	for _, obj := range docs {
 		u := &unstructured.Unstructured{Object: obj}
 		gvk := u.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		m, err := restMapping(ctx, mapper, gvk)
 		if err != nil {
 			return out, fmt.Errorf("%s %s: %w", gvk, u.GetName(), err)
 		}
@@ -168,6 +169,24 @@ func createRetry(ctx context.Context, create func() (*unstructured.Unstructured,
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// restMapping is the mapping of gvk, asked again with a fresh discovery
+// while the kind is not served yet: a CRD reports Established a moment
+// before discovery lists its kind, longer on a busy machine.
+func restMapping(ctx context.Context, mapper *restmapper.DeferredDiscoveryRESTMapper, gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	for {
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil || !meta.IsNoMatchError(err) {
+			return m, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(200 * time.Millisecond):
+			mapper.Reset()
 		}
 	}
 }
