@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
 )
 
 // orderedSource reads a range of a stream through an ordered consumer:
