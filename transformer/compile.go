@@ -3,6 +3,7 @@ package transformer
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
@@ -11,8 +12,9 @@ import (
 // pattern is a compiled PatternRule.
 type pattern struct {
 	re      *regexp.Regexp
-	model   bool // positional model
-	models  bool // every positional is a model
+	lit     string // a text every match contains (requiredLiteral), or ""
+	model   bool   // positional model
+	models  bool   // every positional is a model
 	backend string
 	version int            // index of the "version" capture group, or -1
 	tagNone bool           // the tag is no version of this engine
@@ -116,6 +118,7 @@ type defaultRuntime struct {
 type downloadRule struct {
 	DownloadRule
 	command, image, source *regexp.Regexp
+	commandLit             string // requiredLiteral of command
 	sourcePositional       bool
 	sourceImage            bool // the container's own image is the source
 	subcommands, dest, rev map[string]bool
@@ -142,6 +145,34 @@ func set(xs []string) map[string]bool {
 	return m
 }
 
+// requiredLiteral is a text every match of re contains: the longest
+// literal the pattern's top-level sequence requires (^(\S*/)?vllm serve:
+// "vllm serve"; a server script's pattern: ".py"). "" when there is none
+// to be sure of (an alternation at the top, case folded). A head that does
+// not contain it cannot match, and is not given to the regex.
+func requiredLiteral(re *regexp.Regexp) string {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return ""
+	}
+	lit := func(t *syntax.Regexp) string {
+		if t.Op != syntax.OpLiteral || t.Flags&syntax.FoldCase != 0 {
+			return ""
+		}
+		return string(t.Rune)
+	}
+	if tree.Op != syntax.OpConcat {
+		return lit(tree)
+	}
+	best := ""
+	for _, sub := range tree.Sub {
+		if l := lit(sub); len(l) > len(best) {
+			best = l
+		}
+	}
+	return best
+}
+
 // compilePatterns compiles the patterns ps; an error names where[i].
 func compilePatterns(where string, ps []PatternRule) ([]pattern, error) {
 	out := make([]pattern, 0, len(ps))
@@ -150,7 +181,7 @@ func compilePatterns(where string, ps []PatternRule) ([]pattern, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", where, i, err)
 		}
-		c := pattern{re: re, model: p.Model == "positional" || p.Model == "positionals", models: p.Model == "positionals", backend: p.Backend, version: re.SubexpIndex("version"), conf: p.Confidence}
+		c := pattern{re: re, lit: requiredLiteral(re), model: p.Model == "positional" || p.Model == "positionals", models: p.Model == "positionals", backend: p.Backend, version: re.SubexpIndex("version"), conf: p.Confidence}
 		switch p.Tag {
 		case "":
 		case "none":
@@ -506,6 +537,7 @@ func (r *rules) compileDownloads(ds []DownloadRule) error {
 			if c.command, err = regexp.Compile(d.Command); err != nil {
 				return fmt.Errorf("%s.command: %w", where, err)
 			}
+			c.commandLit = requiredLiteral(c.command)
 		} else if c.image, err = regexp.Compile(d.Image); err != nil {
 			return fmt.Errorf("%s.image: %w", where, err)
 		}

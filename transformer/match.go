@@ -189,6 +189,9 @@ func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
 			pats = rt.argsOnly
 		}
 		for _, p := range pats {
+			if p.lit != "" && !strings.Contains(head, p.lit) {
+				continue
+			}
 			if m := p.re.FindString(head); m != "" {
 				info.matches = append(info.matches, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m)})
 				break
@@ -196,6 +199,9 @@ func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
 		}
 		if argsOnly {
 			for _, p := range rt.commands {
+				if p.lit != "" && !strings.Contains(head, p.lit) {
+					continue
+				}
 				if m := p.re.FindString(head); m != "" {
 					info.matches = append(info.matches, headMatch{rule: rt, pattern: p, value: "command " + strings.TrimSpace(m), program: true})
 					break
@@ -204,13 +210,15 @@ func (r *rules) matchHead(head string, argsOnly bool) *invInfo {
 		}
 		if !argsOnly {
 			for _, p := range rt.clients {
-				info.client = info.client || p.re.MatchString(head)
+				if !info.client && (p.lit == "" || strings.Contains(head, p.lit)) {
+					info.client = p.re.MatchString(head)
+				}
 			}
 		}
 	}
 	if !argsOnly {
 		for i := range r.downloads {
-			if dr := &r.downloads[i]; dr.command != nil && dr.command.MatchString(head) {
+			if dr := &r.downloads[i]; dr.command != nil && (dr.commandLit == "" || strings.Contains(head, dr.commandLit)) && dr.command.MatchString(head) {
 				info.downloads = append(info.downloads, dr)
 			}
 		}

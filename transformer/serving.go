@@ -167,11 +167,8 @@ func (r *rules) fieldNamingEngine(fields []schemas.Field) *schemas.Field {
 // programKind is the signal of the program a command head runs: idle,
 // client, server, convert, training, or "".
 func (s *servingRules) programKind(head string) string {
-	for _, k := range []struct {
-		name string
-		res  []*regexp.Regexp
-	}{{sigIdle, s.idle}, {sigClient, s.clients}, {sigServer, s.servers}, {sigConvert, s.convert}, {sigTraining, s.train}} {
-		if matchAny(k.res, head) {
+	for _, k := range s.heads {
+		if (k.lit == "" || strings.Contains(head, k.lit)) && k.re.MatchString(head) {
 			return k.name
 		}
 	}

@@ -109,8 +109,16 @@ type servingRules struct {
 	acceleratorFields      map[string]bool
 	notEngine              *regexp.Regexp // one of NotEngineWords, as a word
 	utilities              []*regexp.Regexp
+	heads                  []headKind // idle, clients, servers, convert, train, in that order
 	versionField           string
 	families               []engineFamily
+}
+
+// headKind is a pattern of a program's kind (sigIdle, ...) with the text
+// every match contains (requiredLiteral).
+type headKind struct {
+	name, lit string
+	re        *regexp.Regexp
 }
 
 // engineWord is an engine's word in image names: (?:^|[^a-z])WORD(VERSION)?(?:[^a-z]|$);
@@ -196,6 +204,14 @@ func (r *rules) compileServing(s ServingRules) error {
 	} {
 		if *l.out, err = compileAll(l.name, l.in); err != nil {
 			return err
+		}
+	}
+	for _, k := range []struct {
+		name string
+		res  []*regexp.Regexp
+	}{{sigIdle, sr.idle}, {sigClient, sr.clients}, {sigServer, sr.servers}, {sigConvert, sr.convert}, {sigTraining, sr.train}} {
+		for _, re := range k.res {
+			sr.heads = append(sr.heads, headKind{name: k.name, lit: requiredLiteral(re), re: re})
 		}
 	}
 	for _, rt := range r.runtimes {
