@@ -66,6 +66,10 @@ type pipeline struct {
 	reg     sinks.Registry
 	getenv  func(string) string
 	closers []func() error
+	// rerendered is closed when the re-render at start is done (nil: the
+	// process makes none); rerenderErr is its failure (rerender.go).
+	rerendered  chan struct{}
+	rerenderErr error
 }
 
 type sinkStage struct {
@@ -121,6 +125,9 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		if p.svc, err = service.New(p.bus, r, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
 			p.close()
 			return nil, err
+		}
+		if !st.attach {
+			p.rerendered = make(chan struct{}) // the stage runs here: re-render at start
 		}
 	}
 	if p.bus.ViaOwner() {
@@ -215,6 +222,7 @@ func (p *pipeline) run(ctx context.Context) error {
 		p.serveControl(ctx) // for replay and dlq retry from other processes
 	}
 	if p.svc != nil {
+		p.startRerender(ctx)
 		start(schemas.StageTransformer, p.svc.Run, p.svc.Health)
 		wg.Add(1)
 		go func() { // CHANGES keeps every last event
@@ -287,6 +295,13 @@ func (p *pipeline) consumers() [][2]string {
 // and nothing unacknowledged, in stage order: first the transformer, so that
 // BOMS is complete before the sinks are looked at.
 func (p *pipeline) waitDrained(ctx context.Context) error {
+	if p.rerendered != nil { // its events first
+		select {
+		case <-p.rerendered:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the re-render at start: %w", ctx.Err())
+		}
+	}
 	for _, c := range p.consumers() {
 		// Interrupted, it says what is left, whether the interruption came
 		// while it waited or while it asked (a canceled request).
@@ -311,7 +326,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return p.rerenderErr
 }
 
 // leftOn says how many messages the consumer durable on streamName has

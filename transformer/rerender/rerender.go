@@ -47,6 +47,9 @@ type Report struct {
 	Pending   int      `json:"pending"`   // not handled by the transformer yet: rendered with the new rules anyway
 	Changes   []Change `json:"changes"`   // published, or that would be in a dry run
 	Failed    int      `json:"failed"`    // could not be rendered or compared (see the error)
+	// Floor is the transformer's ack floor on CHANGES when the pass began:
+	// the events up to it were handled by the transformer before.
+	Floor uint64 `json:"floor"`
 }
 
 // maxAttempts bounds how often one workload is decided again after losing
@@ -72,6 +75,7 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 	if err != nil {
 		return rep, err
 	}
+	rep.Floor = floor
 	var errs []error
 	err = bus.LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
 		rep.Workloads++

@@ -262,8 +262,8 @@ func TestAtStart(t *testing.T) {
 	if err != nil || !ran || len(rep.Changes) != 1 {
 		t.Fatalf("missing fingerprint: ran %v, %+v, %v", ran, rep, err)
 	}
-	if fp, err := Stored(ctx, f.bus); err != nil || fp != "fp-2" {
-		t.Fatalf("stored %q, %v", fp, err)
+	if rec, ok, err := Stored(ctx, f.bus); err != nil || !ok || rec.Fingerprint != "fp-2" || rec.OtherUpTo != f.lastSeq(t)-1 {
+		t.Fatalf("stored %+v %v, %v", rec, ok, err)
 	}
 	if _, ran, err := AtStart(ctx, f.bus, f.r, opts); err != nil || ran {
 		t.Fatalf("same fingerprint: ran %v, %v", ran, err)
