@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +117,46 @@ func TestUpgradeRerendersOnlyWhatChanges(t *testing.T) {
 	mustContain(t, "rerender with the new rules", none.stdout, "0 changed")
 	if fmt.Sprint(currentBOMs(t, data)) != fmt.Sprint(after) {
 		t.Error("rerender with nothing to change changed BOMS")
+	}
+}
+
+// With a running owner of the data directory, `rerender` asks it: the pass
+// is made with the owner's transformer (here the new rules, whatever the
+// command's configuration says), which re-rendered the store when it
+// started.
+func TestRerenderThroughOwner(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "old-rules.yaml")
+	writeFile(t, rules, oldRules)
+	confOld := filepath.Join(dir, "old.yaml")
+	writeFile(t, confOld, "transformer: {rulesFile: "+rules+"}\n")
+	tree := t.TempDir()
+	copyManifests(t, examplesDir, tree)
+	data, sinkDir := filepath.Join(dir, "data"), filepath.Join(dir, "boms")
+	c := newCLI(t)
+	c.mustRun("run", "--config", confOld, "--manifests", tree, "--once", "--data-dir", data, "--sink-dir", sinkDir)
+	if r := c.mustRun("history", "ml/LeaderWorkerSet/reasoner", "--data-dir", data); strings.Contains(r.stdout, "sglang") {
+		t.Fatalf("the old rules found SGLang:\n%s", r.stdout)
+	}
+
+	stop := startRun(t, c, "--manifests", tree, "--interval", "200ms", "--data-dir", data, "--sink-dir", sinkDir)
+	eventually(t, "run owns the data directory", func() bool {
+		_, err := os.Stat(filepath.Join(data, "owner.json"))
+		return err == nil
+	})
+	eventually(t, "the owner re-rendered the store", func() bool {
+		h := c.run("history", "ml/LeaderWorkerSet/reasoner", "--data-dir", data)
+		return h.err == nil && strings.Contains(h.stdout, "sglang")
+	})
+	var r result
+	eventually(t, "a pass through the owner with nothing left to change", func() bool {
+		r = c.run("rerender", "--dry-run", "--config", confOld, "--data-dir", data)
+		return r.err == nil && strings.Contains(r.stdout, "0 changed, 5 unchanged")
+	})
+	if strings.Contains(r.stdout, "no process runs the transformer") {
+		t.Errorf("the command did not go through the owner:\n%s", r.stdout)
+	}
+	if res := stop(); res.err != nil {
+		t.Fatalf("run: %v\n%s", res.err, tail(res.stderr, 3000))
 	}
 }
