@@ -70,6 +70,10 @@ type pipeline struct {
 	// process makes none); rerenderErr is its failure (rerender.go).
 	rerendered  chan struct{}
 	rerenderErr error
+	// sourcePassed is closed after the source's first pass (nil: the
+	// process runs no source); the re-render waits for it (rerender.go).
+	sourcePassed chan struct{}
+	sourceOnce   sync.Once
 }
 
 type sinkStage struct {
@@ -128,6 +132,9 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		}
 		if !st.attach {
 			p.rerendered = make(chan struct{}) // the stage runs here: re-render at start
+		}
+		if st.source {
+			p.sourcePassed = make(chan struct{})
 		}
 	}
 	if p.bus.ViaOwner() {
@@ -364,6 +371,7 @@ func (p *pipeline) watcher() *files.Watcher {
 		Log:        p.log.Named("manifests"),
 
 		ConfirmTombstones: p.cfg.Manifests.ConfirmTombstones,
+		OnSync:            func(files.SyncResult, files.Loaded) { p.sourceDone() },
 	}
 }
 

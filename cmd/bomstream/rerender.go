@@ -143,6 +143,16 @@ func (p *pipeline) startRerender(ctx context.Context) {
 	}
 	go func() {
 		defer close(p.rerendered)
+		if p.sourcePassed != nil {
+			// After the source's first pass: a workload whose inputs
+			// changed too gets its new event from the source, which the
+			// transformer renders with the new rules, and no copy.
+			select {
+			case <-p.sourcePassed:
+			case <-ctx.Done():
+				return
+			}
+		}
 		log := p.log.Named("rerender")
 		opts := rerender.Options{Fingerprint: p.fingerprint(), Durable: p.svc.Durable(), Log: log}
 		rep, ran, err := rerender.AtStart(ctx, p.bus, p.renderer, opts)
@@ -155,6 +165,13 @@ func (p *pipeline) startRerender(ctx context.Context) {
 			log.Info("store re-rendered with a new transformer", zap.Int("workloads", rep.Workloads), zap.Int("changed", len(rep.Changes)), zap.Int("pending", rep.Pending))
 		}
 	}()
+}
+
+// sourceDone opens the re-render's wait for the source's first pass.
+func (p *pipeline) sourceDone() {
+	if p.sourcePassed != nil {
+		p.sourceOnce.Do(func() { close(p.sourcePassed) })
+	}
 }
 
 // fingerprint is the renderer's, and the build's revision when the binary
