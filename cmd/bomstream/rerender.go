@@ -51,7 +51,7 @@ and publishes nothing.`,
 					rep, err = p.rerender(ctx, dryRun)
 				}
 				printRerender(out, rep, dryRun)
-				if err == nil && !dryRun && !p.bus.ViaOwner() && len(rep.Changes) > 0 {
+				if err == nil && !dryRun && p.bus.Embedded() && !p.bus.ViaOwner() && len(rep.Changes) > 0 {
 					fmt.Fprintln(out, "rerender: no process runs the transformer on this store; the next run renders the new events")
 				}
 				return err
