@@ -118,7 +118,7 @@ func (p *pipeline) rerender(ctx context.Context, dryRun bool) (rerender.Report, 
 	if err != nil || dryRun {
 		return rep, err
 	}
-	return rep, rerender.Store(ctx, p.bus, rerender.Record{Fingerprint: opts.Fingerprint, OtherUpTo: rep.Floor})
+	return rep, rerender.StoreAfter(ctx, p.bus, opts.Fingerprint, rep.Floor)
 }
 
 // otherTransformerUpTo is check.Config.OtherUpTo for this process's
@@ -141,6 +141,14 @@ func (p *pipeline) startRerender(ctx context.Context) {
 	if p.rerendered == nil {
 		return
 	}
+	// What the transformer handled before this process's began: the
+	// events another transformer may have rendered to nothing.
+	before, err := rerender.AckFloor(ctx, p.bus, p.svc.Durable())
+	if err != nil {
+		p.rerenderErr = err
+		close(p.rerendered)
+		return
+	}
 	go func() {
 		defer close(p.rerendered)
 		if p.sourcePassed != nil {
@@ -155,7 +163,7 @@ func (p *pipeline) startRerender(ctx context.Context) {
 		}
 		log := p.log.Named("rerender")
 		opts := rerender.Options{Fingerprint: p.fingerprint(), Durable: p.svc.Durable(), Log: log}
-		rep, ran, err := rerender.AtStart(ctx, p.bus, p.renderer, opts)
+		rep, ran, err := rerender.AtStart(ctx, p.bus, p.renderer, opts, before)
 		if err != nil {
 			p.rerenderErr = fmt.Errorf("re-render at start: %w", err)
 			log.Error("re-render at start failed; the next start tries again", zap.Error(err))

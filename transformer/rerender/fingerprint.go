@@ -25,7 +25,7 @@ type Record struct {
 	// Fingerprint is the transformer's (transformer.Renderer.Fingerprint).
 	Fingerprint string `json:"fingerprint"`
 	// OtherUpTo is the CHANGES sequence up to which earlier transformers
-	// handled the events (the transformer's ack floor when the pass
+	// handled the events (the transformer's ack floor before this one
 	// began): what they rendered to nothing, this one may render, so a
 	// check does not take their missing outcomes for losses.
 	OtherUpTo uint64 `json:"otherUpTo"`
@@ -83,11 +83,12 @@ func OtherUpTo(ctx context.Context, bus *stream.Bus, fp string) (uint64, error) 
 }
 
 // AtStart re-renders the store when the fingerprint it was rendered with is
-// missing or not opts.Fingerprint, then stores opts.Fingerprint; ran says
-// a pass was made. A pass that failed stores nothing: the next start tries
-// again. The process calling it runs the transformer stage, which renders
-// the events the pass appends.
-func AtStart(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Options) (rep Report, ran bool, err error) {
+// missing or not opts.Fingerprint, then stores opts.Fingerprint with
+// OtherUpTo before: the transformer's ack floor read before this process's
+// transformer began (AckFloor). ran says a pass was made. A pass that
+// failed stores nothing: the next start tries again. The process calling
+// it runs the transformer stage, which renders the events the pass appends.
+func AtStart(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Options, before uint64) (rep Report, ran bool, err error) {
 	if opts.Fingerprint == "" || opts.DryRun {
 		return rep, false, errors.New("rerender at start: needs a fingerprint and no dry run")
 	}
@@ -99,5 +100,18 @@ func AtStart(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opti
 	if err != nil {
 		return rep, true, err
 	}
-	return rep, true, Store(ctx, bus, Record{Fingerprint: opts.Fingerprint, OtherUpTo: rep.Floor})
+	return rep, true, Store(ctx, bus, Record{Fingerprint: opts.Fingerprint, OtherUpTo: before})
+}
+
+// StoreAfter records fp after a pass that began at floor (Report.Floor):
+// when the store was rendered with fp already, its OtherUpTo stays.
+func StoreAfter(ctx context.Context, bus *stream.Bus, fp string, floor uint64) error {
+	stored, ok, err := Stored(ctx, bus)
+	if err != nil {
+		return err
+	}
+	if ok && stored.Fingerprint == fp {
+		return nil
+	}
+	return Store(ctx, bus, Record{Fingerprint: fp, OtherUpTo: floor})
 }

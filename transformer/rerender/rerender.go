@@ -71,7 +71,7 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 		opts.Log = zap.NewNop()
 	}
 	var rep Report
-	floor, err := ackFloor(ctx, bus, opts.Durable)
+	floor, err := AckFloor(ctx, bus, opts.Durable)
 	if err != nil {
 		return rep, err
 	}
@@ -182,9 +182,9 @@ func compare(ctx context.Context, bus *stream.Bus, r service.Renderer, ev schema
 	return what, nil
 }
 
-// ackFloor is the CHANGES sequence up to which the transformer's consumer
-// settled every event; 0 when it has none yet.
-func ackFloor(ctx context.Context, bus *stream.Bus, durable string) (uint64, error) {
+// AckFloor is the CHANGES sequence up to which the transformer's consumer
+// durable settled every event; 0 when it has none yet.
+func AckFloor(ctx context.Context, bus *stream.Bus, durable string) (uint64, error) {
 	cs, err := bus.Consumers(ctx, schemas.StreamChanges)
 	if err != nil {
 		return 0, fmt.Errorf("rerender: the transformer's consumer: %w", err)
