@@ -21,6 +21,11 @@ const (
 // BOMS messages; the other BOMS headers are in bommessage.go.
 const HeaderInputHash = "Bomstream-Input-Hash"
 
+// HeaderRerender marks a CHANGES event that repeats the workload's last
+// one because a new transformer renders it differently: its value is the
+// transformer's fingerprint (package transformer/rerender).
+const HeaderRerender = "Bomstream-Rerender"
+
 // HeaderReason carries why a message went to the DLQ.
 const HeaderReason = "Bomstream-Dlq-Reason"
 

@@ -113,6 +113,37 @@ func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, typ, inpu
 	})
 }
 
+// AppendChangeAfter appends ev to its workload's history only while the
+// subject's last sequence is still lastSeq, with Nats-Msg-Id
+// ChangeMsgID(w, lastSeq) and the headers PublishChange sets, plus extra.
+// Unlike PublishChange it appends even when the history already ends in
+// ev's state: a re-render repeats the last event on purpose. The error
+// wraps ErrWrongLastSeq when another writer appended first; a duplicate
+// ack (the id was taken) says the same: read again and decide again.
+func (b *Bus) AppendChangeAfter(ctx context.Context, ev schemas.WorkloadChange, lastSeq uint64, extra nats.Header) (PubAck, error) {
+	w := ev.Data.Workload
+	if w.Cluster == "" || w.UID == "" {
+		return PubAck{}, fmt.Errorf("append change %s: workload has no cluster or uid", w)
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return PubAck{}, fmt.Errorf("append change %s: %w", w, err)
+	}
+	msg := &nats.Msg{Subject: schemas.ChangesSubject(w), Data: data, Header: nats.Header{}}
+	for k, v := range extra {
+		msg.Header[k] = v
+	}
+	msg.Header.Set(headerEventType, ev.Type)
+	if ev.Data.InputHash != "" {
+		msg.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
+	}
+	ack, err := b.PublishAfter(ctx, msg, schemas.ChangeMsgID(w, lastSeq), lastSeq)
+	if err != nil {
+		return ack, fmt.Errorf("append change %s: %w", w, err)
+	}
+	return ack, nil
+}
+
 // LastChange returns the last event of the workload's history and its stream
 // sequence; ok is false when the workload has none.
 // An unreadable last event is an error that still reports its sequence.

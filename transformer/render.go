@@ -2,6 +2,8 @@ package transformer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -76,6 +78,8 @@ type Renderer struct {
 	// tools is the metadata.tools of every BOM: this tool at cfg.Version.
 	// BOMs point to it, and nothing writes through them.
 	tools *cdx.ToolsChoice
+	// fingerprint names the version and the effective rules; see Fingerprint.
+	fingerprint string
 }
 
 // NewRenderer validates cfg and compiles the rules.
@@ -91,8 +95,38 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new renderer: rules: %w", err)
 	}
+	fp, err := fingerprint(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new renderer: %w", err)
+	}
 	tool := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: cfg.Version, BOMRef: "tool:" + toolName}}
-	return &Renderer{cfg: cfg, rules: r, tools: &cdx.ToolsChoice{Components: &tool}}, nil
+	return &Renderer{cfg: cfg, rules: r, tools: &cdx.ToolsChoice{Components: &tool}, fingerprint: fp}, nil
+}
+
+// Fingerprint names what decides the renderer's output: its version, the
+// built-in rules and the rules file. Two renderers with the same
+// fingerprint render every event alike; a new one means the store's BOMs
+// may be out of date (package transformer/rerender). It is
+// "sha256:<hex>".
+func (r *Renderer) Fingerprint() string { return r.fingerprint }
+
+// fingerprint hashes cfg.Version, the embedded rules and the rules file's
+// bytes, each behind its length.
+func fingerprint(cfg Config) (string, error) {
+	var file []byte
+	if cfg.RulesFile != "" {
+		b, err := os.ReadFile(cfg.RulesFile)
+		if err != nil {
+			return "", fmt.Errorf("fingerprint: %w", err)
+		}
+		file = b
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte("bomstream transformer"), []byte(cfg.Version), defaultRules, file} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // signalRoom lends a signal slice for one render's detection.

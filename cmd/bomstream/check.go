@@ -54,7 +54,11 @@ again. What CHANGES itself lost cannot be rebuilt; see docs/check.md.`,
 }
 
 // checker is the store check of the pipeline's configuration.
-func (p *pipeline) checker() (*check.Checker, error) {
+func (p *pipeline) checker(ctx context.Context) (*check.Checker, error) {
+	other, err := p.otherTransformerUpTo(ctx)
+	if err != nil {
+		return nil, err
+	}
 	durables := map[string]string{}
 	for _, s := range p.cfg.Sinks {
 		if s.Runner.Durable != "" {
@@ -65,6 +69,7 @@ func (p *pipeline) checker() (*check.Checker, error) {
 		Transformer:        p.svc,
 		Ledgers:            ledgers{p.bus},
 		TransformerDurable: p.svc.Durable(),
+		OtherUpTo:          other,
 		SinkDurable: func(sink string) string {
 			if d, ok := durables[sink]; ok {
 				return d
@@ -89,7 +94,7 @@ func (l ledgers) ReadLedger(ctx context.Context, sink string) ([]check.Applied, 
 
 // checkStore checks, repairs when asked, and fails when problems remain.
 func checkStore(ctx context.Context, p *pipeline, out io.Writer, repair bool) error {
-	ch, err := p.checker()
+	ch, err := p.checker(ctx)
 	if err != nil {
 		return err
 	}
@@ -139,7 +144,7 @@ func (p *pipeline) checkAtStart(ctx context.Context) {
 		return
 	}
 	log := p.log.Named("check")
-	ch, err := p.checker()
+	ch, err := p.checker(ctx)
 	if err != nil {
 		log.Warn("self-check not run", zap.Error(err))
 		return

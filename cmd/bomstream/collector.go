@@ -185,11 +185,16 @@ func runCluster(ctx context.Context, p *pipeline, cfg Config, once bool, out io.
 	done := make(chan error, 1)
 	go func() { done <- p.run(ctx) }()
 	if !once {
+		// The re-render at start does not wait for the watch's first
+		// pass: a workload whose inputs the new build also reads anew may
+		// get two versions (docs/operating.md).
+		p.sourceDone()
 		werr := col.Run(ctx)
 		cancel()
 		return errors.Join(werr, <-done)
 	}
 	res, syncErr := col.Once(ctx)
+	p.sourceDone()
 	drainErr := p.waitDrained(ctx)
 	cancel()
 	runErr := <-done

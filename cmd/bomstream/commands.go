@@ -229,6 +229,7 @@ func runOnce(ctx context.Context, p *pipeline, out io.Writer) error {
 	done := make(chan error, 1)
 	go func() { done <- p.run(ctx) }()
 	res, loaded, syncErr := p.watcher().Once(ctx)
+	p.sourceDone()
 	drainErr := p.waitDrained(ctx)
 	cancel()
 	runErr := <-done

@@ -45,6 +45,7 @@ func (p *pipeline) serveControl(ctx context.Context) {
 	for name, h := range map[string]owner.Handler{
 		"replay":    p.controlReplay,
 		"dlq-retry": p.controlRetry,
+		"rerender":  p.controlRerender,
 	} {
 		go func() {
 			if err := p.bus.Control().Serve(ctx, name, h); err != nil {

@@ -66,6 +66,14 @@ type pipeline struct {
 	reg     sinks.Registry
 	getenv  func(string) string
 	closers []func() error
+	// rerendered is closed when the re-render at start is done (nil: the
+	// process makes none); rerenderErr is its failure (rerender.go).
+	rerendered  chan struct{}
+	rerenderErr error
+	// sourcePassed is closed after the source's first pass (nil: the
+	// process runs no source); the re-render waits for it (rerender.go).
+	sourcePassed chan struct{}
+	sourceOnce   sync.Once
 }
 
 type sinkStage struct {
@@ -121,6 +129,12 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		if p.svc, err = service.New(p.bus, r, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
 			p.close()
 			return nil, err
+		}
+		if !st.attach {
+			p.rerendered = make(chan struct{}) // the stage runs here: re-render at start
+		}
+		if st.source {
+			p.sourcePassed = make(chan struct{})
 		}
 	}
 	if p.bus.ViaOwner() {
@@ -215,6 +229,7 @@ func (p *pipeline) run(ctx context.Context) error {
 		p.serveControl(ctx) // for replay and dlq retry from other processes
 	}
 	if p.svc != nil {
+		p.startRerender(ctx)
 		start(schemas.StageTransformer, p.svc.Run, p.svc.Health)
 		wg.Add(1)
 		go func() { // CHANGES keeps every last event
@@ -287,6 +302,13 @@ func (p *pipeline) consumers() [][2]string {
 // and nothing unacknowledged, in stage order: first the transformer, so that
 // BOMS is complete before the sinks are looked at.
 func (p *pipeline) waitDrained(ctx context.Context) error {
+	if p.rerendered != nil { // its events first
+		select {
+		case <-p.rerendered:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the re-render at start: %w", ctx.Err())
+		}
+	}
 	for _, c := range p.consumers() {
 		// Interrupted, it says what is left, whether the interruption came
 		// while it waited or while it asked (a canceled request).
@@ -311,7 +333,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return p.rerenderErr
 }
 
 // leftOn says how many messages the consumer durable on streamName has
@@ -349,6 +371,7 @@ func (p *pipeline) watcher() *files.Watcher {
 		Log:        p.log.Named("manifests"),
 
 		ConfirmTombstones: p.cfg.Manifests.ConfirmTombstones,
+		OnSync:            func(files.SyncResult, files.Loaded) { p.sourceDone() },
 	}
 }
 

@@ -35,7 +35,7 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e), checkCmd(e))
+	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e), checkCmd(e), rerenderCmd(e))
 	root.AddCommand(collectorCmd(e))                // the cluster source (collector.go)
 	root.AddCommand(findCmd(e, findingsFindHook())) // the inventory (find.go); --findings from findings.go
 	root.AddCommand(findingsCmd(e))                 // policy findings (findings.go)

@@ -52,6 +52,12 @@ type Config struct {
 	// SinkDurable names the consumer of a sink on BOMS (default
 	// "sink-<name>").
 	SinkDurable func(sink string) string
+	// OtherUpTo is the CHANGES sequence up to which another transformer
+	// than Transformer (other rules, another version) handled the events:
+	// an event there without an outcome may be one it rendered to nothing,
+	// so it is not taken for a lost outcome (holes in BOMS still are).
+	// 0: Transformer handled them all. See package transformer/rerender.
+	OtherUpTo uint64
 }
 
 // Checker checks one store.
@@ -170,6 +176,9 @@ func (c *Checker) quick(ctx context.Context, r *Report) (bool, error) {
 		case l.change > m.Sequence: // an outcome of a change CHANGES lacks
 			suspect = true
 			return stream.ErrStop
+		}
+		if m.Sequence <= c.cfg.OtherUpTo {
+			return nil // handled by another transformer: nothing to tell from rendering it
 		}
 		ev, err := c.bus.GetMsg(ctx, schemas.StreamChanges, m.Sequence)
 		if err != nil || ev == nil {

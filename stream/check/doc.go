@@ -16,7 +16,9 @@
 //	           its ack floor, or followed by a later outcome of its workload)
 //	           has its outcome on BOMS: a BOM or a tombstone whose change
 //	           sequence is the event's sequence, or it renders no
-//	           BOM. An event without one is rendered again to tell which.
+//	           BOM. An event without one is rendered again to tell which,
+//	           unless another transformer handled it (Config.OtherUpTo:
+//	           other rules may have rendered it to nothing).
 //	changes    BOMS outcomes whose change CHANGES lost name the workloads
 //	           whose history has a hole there.
 //	consumers  a consumer delivered past its stream's last sequence (the

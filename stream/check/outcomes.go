@@ -39,6 +39,9 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 				pending++
 				continue
 			}
+			if seq <= s.c.cfg.OtherUpTo {
+				continue // another transformer may have rendered it to nothing
+			}
 			m, err := s.c.bus.GetMsg(ctx, schemas.StreamChanges, seq)
 			if err != nil {
 				return err

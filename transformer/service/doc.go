@@ -43,6 +43,10 @@
 // stage publishes for a stored event, and its publish. `bomstream check
 // --repair` uses them to put back outcomes the store lost, byte for byte.
 //
+// A re-render (package transformer/rerender) is no special case here: it
+// appends a copy of a workload's last change to CHANGES, which the stage
+// renders as any event, into a new version.
+//
 // One bad event never blocks the stream: it is retried with backoff up to
 // Config.MaxDeliver deliveries, then parked on the DLQ with the reason, while
 // the events behind it keep flowing.

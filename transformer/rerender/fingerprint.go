@@ -1,0 +1,117 @@
+package rerender
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/transformer/service"
+)
+
+// Bucket and Key keep the fingerprint of the transformer the store was
+// last re-rendered with.
+const (
+	Bucket = "bomstream-rendered"
+	Key    = "fingerprint"
+)
+
+// Record is what the store keeps of the transformer it is rendered with.
+type Record struct {
+	// Fingerprint is the transformer's (transformer.Renderer.Fingerprint).
+	Fingerprint string `json:"fingerprint"`
+	// OtherUpTo is the CHANGES sequence up to which earlier transformers
+	// handled the events (the transformer's ack floor before this one
+	// began): what they rendered to nothing, this one may render, so a
+	// check does not take their missing outcomes for losses.
+	OtherUpTo uint64 `json:"otherUpTo"`
+}
+
+// Stored is the record of the transformer the store was last re-rendered
+// with; ok is false when there is none (a store written before
+// re-rendering existed, or a new one).
+func Stored(ctx context.Context, bus *stream.Bus) (rec Record, ok bool, err error) {
+	kv, err := bus.KeyValue(ctx, Bucket)
+	if err != nil {
+		return rec, false, fmt.Errorf("rendered fingerprint: %w", err)
+	}
+	e, err := kv.Get(ctx, Key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, fmt.Errorf("rendered fingerprint: %w", err)
+	}
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return rec, false, fmt.Errorf("rendered fingerprint: %w", err)
+	}
+	return rec, true, nil
+}
+
+// Store records rec as the transformer the store is rendered with.
+func Store(ctx context.Context, bus *stream.Bus, rec Record) error {
+	kv, err := bus.KeyValue(ctx, Bucket)
+	if err != nil {
+		return fmt.Errorf("rendered fingerprint: %w", err)
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("rendered fingerprint: %w", err)
+	}
+	if _, err := kv.Put(ctx, Key, b); err != nil {
+		return fmt.Errorf("rendered fingerprint: %w", err)
+	}
+	return nil
+}
+
+// OtherUpTo is check.Config.OtherUpTo for a checker rendering with the
+// transformer of fingerprint fp: every event when the store was rendered
+// by another one (or does not say), else the stored sequence.
+func OtherUpTo(ctx context.Context, bus *stream.Bus, fp string) (uint64, error) {
+	rec, ok, err := Stored(ctx, bus)
+	if err != nil {
+		return 0, err
+	}
+	if !ok || rec.Fingerprint != fp {
+		return math.MaxUint64, nil
+	}
+	return rec.OtherUpTo, nil
+}
+
+// AtStart re-renders the store when the fingerprint it was rendered with is
+// missing or not opts.Fingerprint, then stores opts.Fingerprint with
+// OtherUpTo before: the transformer's ack floor read before this process's
+// transformer began (AckFloor). ran says a pass was made. A pass that
+// failed stores nothing: the next start tries again. The process calling
+// it runs the transformer stage, which renders the events the pass appends.
+func AtStart(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Options, before uint64) (rep Report, ran bool, err error) {
+	if opts.Fingerprint == "" || opts.DryRun {
+		return rep, false, errors.New("rerender at start: needs a fingerprint and no dry run")
+	}
+	stored, ok, err := Stored(ctx, bus)
+	if err != nil || ok && stored.Fingerprint == opts.Fingerprint {
+		return rep, false, err
+	}
+	rep, err = Rerender(ctx, bus, r, opts)
+	if err != nil {
+		return rep, true, err
+	}
+	return rep, true, Store(ctx, bus, Record{Fingerprint: opts.Fingerprint, OtherUpTo: before})
+}
+
+// StoreAfter records fp after a pass that began at floor (Report.Floor):
+// when the store was rendered with fp already, its OtherUpTo stays.
+func StoreAfter(ctx context.Context, bus *stream.Bus, fp string, floor uint64) error {
+	stored, ok, err := Stored(ctx, bus)
+	if err != nil {
+		return err
+	}
+	if ok && stored.Fingerprint == fp {
+		return nil
+	}
+	return Store(ctx, bus, Record{Fingerprint: fp, OtherUpTo: floor})
+}
