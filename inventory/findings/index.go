@@ -21,9 +21,11 @@ import (
 // once and then followed, so that a reader asking often (the web pages:
 // the open findings of each workload, a page of findings) does not read
 // the whole stream each time. It keeps per finding what its filters and
-// its order need, and the stream sequence of its last event; the events a
-// page shows are read back by sequence (Page). It is safe for concurrent
-// use: one loader (Load, Follow), any number of readers.
+// its order need, and the stream sequence of the message that holds its
+// last state (its workload's finding set, or an event of the per-finding
+// layout); the events a page shows are read back by sequence (Page). It
+// is safe for concurrent use: one loader (Load, Follow), any number of
+// readers.
 type Index struct {
 	mu      sync.RWMutex
 	byKey   map[uint64]*indexed // by the hash of the finding's name (findingKey)

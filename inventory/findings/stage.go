@@ -48,8 +48,8 @@ func (c Config) Validate() error {
 type Counts struct {
 	Evaluated uint64 `json:"evaluated"` // BOMs and tombstones evaluated, their findings written
 	Older     uint64 `json:"older"`     // versions older than the findings already hold, skipped
-	Opened    uint64 `json:"opened"`    // opened events written
-	Resolved  uint64 `json:"resolved"`  // resolved events written
+	Opened    uint64 `json:"opened"`    // findings opened (in the finding sets written)
+	Resolved  uint64 `json:"resolved"`  // findings resolved (in the finding sets written)
 }
 
 type counters struct{ evaluated, older, opened, resolved atomic.Uint64 }
@@ -124,9 +124,8 @@ func (s *Stage) Counts() Counts { return s.n.snapshot() }
 
 // Replay evaluates BOMS again from startSeq (0: the first message) up to
 // its last message, with the same steps as Run: versions older than what
-// FINDINGS holds for their workload are skipped, and a finding already in
-// the state a version asks for gets no event, so a replay writes nothing
-// twice. It returns the replay's own counts.
+// FINDINGS holds for their workload are skipped, and a version that opens
+// and resolves nothing writes nothing, so a replay writes nothing twice. It returns the replay's own counts.
 func (s *Stage) Replay(ctx context.Context, startSeq uint64) (Counts, error) {
 	var n counters
 	eng, err := engine.New(s.bus, s.cfg, s.handler(&n), s.log.With(zap.Bool("replay", true)), nil)
