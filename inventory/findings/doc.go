@@ -34,6 +34,10 @@
 // the stage read again and decide again. Replaying BOMS, a redelivery or a
 // second replica therefore never writes a finding twice. A tombstone
 // resolves every open finding of its workload (reason: the tombstone's).
+// One read is saved: a workload the process knows no findings of (from
+// its read of FINDINGS at start and its reads and writes since) is taken
+// to have none when the version opens something, since the append (after
+// sequence 0) fails if that is wrong, and the stage then reads.
 //
 // Stores written before finding sets hold one subject per finding
 // (bomstream.findings.<cluster>.<uid>.<rule>.<key>, schemas.FindingEvent),

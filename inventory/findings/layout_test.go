@@ -263,3 +263,33 @@ func TestFindingSecondReplicaWritesNothingTwice(t *testing.T) {
 func add(a, b Counts) Counts {
 	return Counts{Evaluated: a.Evaluated + b.Evaluated, Older: a.Older + b.Older, Opened: a.Opened + b.Opened, Resolved: a.Resolved + b.Resolved}
 }
+
+// A stage that takes a workload it knows no findings of to have none
+// (no read) is corrected by the server: another writer's set, written
+// after the stage started, makes its append fail, and it reads and
+// decides again (here: its version is older, skipped).
+func TestFindingStaleKnowledgeReadAgain(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	st := startStage(t, bus, nil)
+	bustest.Eventually(t, "the stage's first read", 30*time.Second, func() bool { return st.known.loaded.Load() })
+	at := time.Unix(1005, 0).UTC()
+	set := schemas.FindingSet{Workload: chat, ChangeSeq: 5, Time: at, Findings: []schemas.SetFinding{
+		{State: schemas.FindingOpened, Rule: "model-unpinned", Severity: "medium", Subject: "org/m", ChangeSeq: 5, Time: at}}, Opened: []int{0}}
+	subj, body, err := set.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, schemas.FindingSetMsgID(chat, 0), 0); err != nil {
+		t.Fatal(err)
+	}
+	publishBOM(t, bus, chat, 3, bomJSON(false), "")
+	bustest.Eventually(t, "the version", 30*time.Second, func() bool { return st.Counts().Evaluated+st.Counts().Older >= 1 })
+	if c := st.Counts(); c.Older != 1 || c.Opened != 0 || findingsMsgs(t, bus) != 1 {
+		t.Errorf("counts %+v, %d messages: want version 3 skipped as older than the set of version 5", c, findingsMsgs(t, bus))
+	}
+	publishBOM(t, bus, chat, 6, bomJSON(false), "") // the image opens; the model stays open
+	bustest.Eventually(t, "version 6", 30*time.Second, func() bool { return st.Counts().Evaluated >= 1 })
+	if got := events(t, bus); len(got) != 2 || got[1] != "opened image-digest docker.io/vllm/vllm-openai:v0.10.1" {
+		t.Errorf("events: %q", got)
+	}
+}

@@ -16,7 +16,12 @@ type openGauge struct {
 	g *prometheus.GaugeVec
 
 	mu   sync.Mutex
-	open map[string][4]string // finding subject -> its labels
+	open map[string][4]string // finding (gaugeKey) -> its labels
+}
+
+// gaugeKey names ev's finding in the gauge.
+func gaugeKey(ev schemas.FindingEvent) string {
+	return ev.Workload.Cluster + "/" + ev.Workload.UID + "/" + ev.Rule + "/" + ev.Subject
 }
 
 func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
@@ -32,17 +37,22 @@ func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
 }
 
 // set records the state of the finding whose last event is ev.
-func (o *openGauge) set(subject string, ev schemas.FindingEvent) {
+func (o *openGauge) set(ev schemas.FindingEvent) {
+	key := gaugeKey(ev)
+	l := [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace}
+	open := ev.State == schemas.FindingOpened
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	old, was := o.open[subject]
+	old, was := o.open[key]
+	if was && open && old == l {
+		return
+	}
 	if was {
 		o.g.WithLabelValues(old[:]...).Dec()
-		delete(o.open, subject)
+		delete(o.open, key)
 	}
-	if ev.State == schemas.FindingOpened {
-		l := [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace}
-		o.open[subject] = l
+	if open {
+		o.open[key] = l
 		o.g.WithLabelValues(l[:]...).Inc()
 	}
 }

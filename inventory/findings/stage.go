@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,7 @@ type Stage struct {
 	gauge *openGauge
 	eng   *engine.Engine
 	n     counters
+	known knownSets
 }
 
 // New prepares the stage; rules come from LoadRules. Metrics are
@@ -98,10 +100,13 @@ func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometh
 func (s *Stage) Run(ctx context.Context) error {
 	s.gauge.reset()
 	if err := Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
-		s.gauge.set(ev.StreamSubject(), ev)
+		s.gauge.set(ev)
+		s.known.add(ev.Workload)
 		return nil
 	}); err != nil {
 		s.log.Warn("read open findings", zap.Error(err))
+	} else {
+		s.known.loaded.Store(true)
 	}
 	s.log.Info("findings stage started", zap.String("rules", s.rules.Source), zap.Strings("ids", s.rules.IDs()))
 	return s.eng.Run(ctx)
@@ -155,13 +160,12 @@ func (s *Stage) handler(n *counters) engine.Handler {
 			want = s.rules.Evaluate(facts)
 		}
 		for attempt := 0; ; attempt++ {
-			st, err := workloadState(ctx, s.bus, bm.Workload)
+			st, err := s.state(ctx, bm.Workload, attempt == 0 && len(want) > 0)
 			if err != nil {
 				return err
 			}
 			for i := range st.set.Findings {
-				ev := st.set.Event(i)
-				s.gauge.set(ev.StreamSubject(), ev)
+				s.gauge.set(st.set.Event(i))
 			}
 			if bm.ChangeSeq < st.newest {
 				n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
@@ -254,13 +258,57 @@ func (s *Stage) publish(ctx context.Context, set schemas.FindingSet, lastSeq uin
 		// Another writer decided from the same state first: read again.
 		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, stream.ErrWrongLastSeq)
 	}
+	s.known.add(set.Workload)
 	n.opened.Add(uint64(len(set.Opened)))
 	n.resolved.Add(uint64(len(set.Resolved)))
 	for _, ix := range [][]int{set.Opened, set.Resolved} {
 		for _, i := range ix {
-			ev := set.Event(i)
-			s.gauge.set(ev.StreamSubject(), ev)
+			s.gauge.set(set.Event(i))
 		}
 	}
 	return nil
+}
+
+// state is the workload's findings as FINDINGS holds them (workloadState).
+// When the version opens something (mayAssume) and the workload has no
+// finding set as far as the process knows (knownSets), it is taken to
+// have none without reading: the set written is appended only while its
+// subject is still empty, and is read and decided again else, so this
+// saves the read of fresh workloads and changes no outcome.
+func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (state, error) {
+	if mayAssume && s.known.absent(w) {
+		old, err := oldLayout(ctx, s.bus)
+		if err != nil {
+			return state{}, err
+		}
+		if !old {
+			return state{set: schemas.FindingSet{Workload: w}}, nil
+		}
+	}
+	st, err := workloadState(ctx, s.bus, w)
+	if err == nil && len(st.set.Findings) > 0 {
+		s.known.add(w)
+	}
+	return st, err
+}
+
+// knownSets are the workloads FINDINGS may hold findings of, as far as
+// the process knows: those it read when the stage started (Run), and
+// those it read or wrote since. Before a complete read at start, every
+// workload may.
+type knownSets struct {
+	loaded atomic.Bool
+	m      sync.Map // cluster/uid -> struct{}
+}
+
+func (k *knownSets) add(w schemas.Workload) { k.m.Store(w.Cluster+"/"+w.UID, struct{}{}) }
+
+// absent reports whether FINDINGS holds no findings of w, as far as the
+// process knows.
+func (k *knownSets) absent(w schemas.Workload) bool {
+	if !k.loaded.Load() {
+		return false
+	}
+	_, ok := k.m.Load(w.Cluster + "/" + w.UID)
+	return !ok
 }
