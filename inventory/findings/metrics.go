@@ -15,8 +15,20 @@ import (
 type openGauge struct {
 	g *prometheus.GaugeVec
 
-	mu   sync.Mutex
-	open map[string][4]string // finding (gaugeKey) -> its labels
+	mu       sync.Mutex
+	open     map[string][4]string // finding (gaugeKey) -> its labels
+	children map[[4]string]prometheus.Gauge
+}
+
+// child is the gauge of labels l (WithLabelValues hashes them each call);
+// the caller holds o.mu.
+func (o *openGauge) child(l [4]string) prometheus.Gauge {
+	c, ok := o.children[l]
+	if !ok {
+		c = o.g.WithLabelValues(l[:]...)
+		o.children[l] = c
+	}
+	return c
 }
 
 // gaugeKey names ev's finding in the gauge.
@@ -33,7 +45,7 @@ func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
 			return nil, err
 		}
 	}
-	return &openGauge{g: g, open: map[string][4]string{}}, nil
+	return &openGauge{g: g, open: map[string][4]string{}, children: map[[4]string]prometheus.Gauge{}}, nil
 }
 
 // set records the state of the finding whose last event is ev.
@@ -48,12 +60,12 @@ func (o *openGauge) set(ev schemas.FindingEvent) {
 		return
 	}
 	if was {
-		o.g.WithLabelValues(old[:]...).Dec()
+		o.child(old).Dec()
 		delete(o.open, key)
 	}
 	if open {
 		o.open[key] = l
-		o.g.WithLabelValues(l[:]...).Inc()
+		o.child(l).Inc()
 	}
 }
 
@@ -63,4 +75,5 @@ func (o *openGauge) reset() {
 	defer o.mu.Unlock()
 	o.g.Reset()
 	clear(o.open)
+	clear(o.children)
 }
