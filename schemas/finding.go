@@ -13,8 +13,12 @@ import (
 )
 
 // The FINDINGS stream holds the history of every policy finding: one
-// "opened" and one "resolved" event per finding, on a subject of its own,
-// so that the last message of a subject is the finding's state.
+// finding set per workload and BOM version that changes its findings
+// (FindingSet, on SubjectFindingSetPrefix). Stores written before finding
+// sets hold one "opened" and one "resolved" event per finding instead
+// (FindingEvent), on a subject of its own under SubjectFindingsPrefix, the
+// last message of a subject being the finding's state; the readers still
+// read them. FindingEvent is also what the readers answer with.
 const (
 	StreamFindings        = "FINDINGS"
 	SubjectFindingsPrefix = "bomstream.findings."
@@ -72,7 +76,9 @@ func FindingSubjectKey(subject string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// FindingsSubject is bomstream.findings.<cluster>.<uid>.<rule>.<key of subject>.
+// FindingsSubject is bomstream.findings.<cluster>.<uid>.<rule>.<key of
+// subject>: a finding's subject in the per-finding layout, and its name
+// (the gauge's, the index's).
 func FindingsSubject(w Workload, rule, subject string) string {
 	return SubjectFindingsPrefix + w.Cluster + "." + w.UID + "." + rule + "." + FindingSubjectKey(subject)
 }

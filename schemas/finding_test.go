@@ -35,3 +35,41 @@ func TestFindingEventCodec(t *testing.T) {
 		t.Errorf("msg id %s", FindingMsgID(subj, 7))
 	}
 }
+
+func TestFindingSetCodec(t *testing.T) {
+	w := Workload{Cluster: "prod", Namespace: "ml", APIVersion: "apps/v1", Kind: "Deployment", Name: "chat", UID: "u-1"}
+	set := FindingSet{Workload: w, ChangeSeq: 4, Time: time.Unix(9, 0).UTC(), Findings: []SetFinding{
+		{State: FindingOpened, Rule: "image-digest", Severity: "low", Subject: "a:1", ChangeSeq: 4, Time: time.Unix(9, 0).UTC()},
+		{State: FindingResolved, Rule: "model-unpinned", Severity: "medium", Subject: "org/m", ChangeSeq: 4, Time: time.Unix(9, 0).UTC(), OpenedAt: time.Unix(5, 0).UTC(), Reason: FindingFixed},
+	}, Opened: []int{0}, Resolved: []int{1}}
+	subj, body, err := set.Encode()
+	if err != nil || subj != "bomstream.findingset.prod.u-1" {
+		t.Fatalf("encode: %s %v", subj, err)
+	}
+	if strings.HasPrefix(subj, SubjectFindingsPrefix) {
+		t.Errorf("%s is under the per-finding layout's prefix", subj)
+	}
+	got, err := DecodeFindingSet(subj, body)
+	if err != nil || got.Event(1).OpenedAt != set.Event(1).OpenedAt || got.Event(1).Workload != w || len(got.Opened) != 1 {
+		t.Errorf("round trip: %+v %v", got, err)
+	}
+	if _, err := DecodeFindingSet("bomstream.findingset.prod.u-2", body); err == nil {
+		t.Error("the subject of another workload was accepted")
+	}
+	bad := set
+	bad.ChangeSeq, bad.Opened = 0, []int{2}
+	bad.Findings = append([]SetFinding{{State: "closed", Rule: "x", Subject: "y", ChangeSeq: 1}}, set.Findings...)
+	_, _, err = bad.Encode()
+	for _, want := range []string{"no change sequence", `state "closed"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("encode of a bad set: %v, want %s", err, want)
+		}
+	}
+	bad.Findings = set.Findings
+	if _, _, err = bad.Encode(); err == nil || !strings.Contains(err.Error(), "index 2") {
+		t.Errorf("an index out of range: %v", err)
+	}
+	if FindingSetMsgID(w, 7) != "set.prod.u-1:7" {
+		t.Errorf("msg id %s", FindingSetMsgID(w, 7))
+	}
+}

@@ -376,7 +376,8 @@ func externalOptions(cfg Config) ([]nats.Option, error) {
 const DuplicateWindow = 2 * time.Minute
 
 // Provision creates or updates CHANGES, BOMS, DLQ and FINDINGS. It is idempotent, and a
-// changed replica count, MaxAge or MaxBytes updates the existing streams.
+// changed replica count, MaxAge or MaxBytes updates the existing streams (as
+// does a subject added to one: FINDINGS's finding sets).
 func (b *Bus) Provision(ctx context.Context) error {
 	dup := DuplicateWindow
 	if b.cfg.MaxAge > 0 && b.cfg.MaxAge < dup {
@@ -386,7 +387,7 @@ func (b *Bus) Provision(ctx context.Context) error {
 		{Name: schemas.StreamChanges, Subjects: []string{schemas.SubjectChangesPrefix + ">"}, Duplicates: dup},
 		{Name: schemas.StreamBOMs, Subjects: []string{schemas.SubjectBOMsPrefix + ">"}, Duplicates: dup},
 		{Name: schemas.StreamDLQ, Subjects: []string{schemas.SubjectDLQPrefix + ">"}, Duplicates: dup},
-		{Name: schemas.StreamFindings, Subjects: []string{schemas.SubjectFindingsPrefix + ">"}, Duplicates: dup},
+		{Name: schemas.StreamFindings, Subjects: []string{schemas.SubjectFindingsPrefix + ">", schemas.SubjectFindingSetPrefix + ">"}, Duplicates: dup},
 	} {
 		sc.Storage = jetstream.FileStorage
 		// Direct gets serve "last message of a subject" (every PublishChange,

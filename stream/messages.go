@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -38,19 +39,16 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 	if err != nil {
 		return fmt.Errorf("messages of %s: %w", streamName, err)
 	}
-	filter := subject
-	if filter == "" {
+	filters := []string{subject}
+	if subject == "" {
 		// Not ">": the server answers "not found" to the last message of
 		// ">" when the stream's last sequence is one it lost.
-		filter = allOf(streamName)
+		filters = allOf(streamName)
 	}
-	var end uint64
-	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		end, err = b.LastStored(ctx, streamName, filter)
-		return err
-	})
+	filter := strings.Join(filters, ",")
+	end, err := b.lastStoredOf(ctx, streamName, filters)
 	if err != nil {
-		return fmt.Errorf("messages of %s %s: %w", streamName, filter, err)
+		return fmt.Errorf("messages of %s: %w", streamName, err)
 	}
 	if end == 0 || fromSeq > end {
 		return nil
@@ -58,7 +56,7 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 	if !headersOnly {
 		b.WarnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
 	}
-	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, HeadersOnly: headersOnly}
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: filters, HeadersOnly: headersOnly}
 	if fromSeq > 1 {
 		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		occ.OptStartSeq = fromSeq
@@ -111,17 +109,34 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 	}
 }
 
-// allOf is the filter of every subject of a bomstream stream.
-func allOf(streamName string) string {
+// lastStoredOf is the last sequence stored on a subject of filters.
+func (b *Bus) lastStoredOf(ctx context.Context, streamName string, filters []string) (uint64, error) {
+	var end uint64
+	for _, f := range filters {
+		var last uint64
+		err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+			last, err = b.LastStored(ctx, streamName, f)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", f, err)
+		}
+		end = max(end, last)
+	}
+	return end, nil
+}
+
+// allOf is the filters of every subject of a bomstream stream.
+func allOf(streamName string) []string {
 	switch streamName {
 	case schemas.StreamChanges:
-		return schemas.SubjectChangesPrefix + ">"
+		return []string{schemas.SubjectChangesPrefix + ">"}
 	case schemas.StreamBOMs:
-		return schemas.SubjectBOMsPrefix + ">"
+		return []string{schemas.SubjectBOMsPrefix + ">"}
 	case schemas.StreamDLQ:
-		return schemas.SubjectDLQPrefix + ">"
+		return []string{schemas.SubjectDLQPrefix + ">"}
 	case schemas.StreamFindings:
-		return schemas.SubjectFindingsPrefix + ">"
+		return []string{schemas.SubjectFindingsPrefix + ">", schemas.SubjectFindingSetPrefix + ">"}
 	}
-	return ">"
+	return []string{">"}
 }

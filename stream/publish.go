@@ -86,7 +86,7 @@ func streamOf(subject string) (string, error) {
 		return schemas.StreamBOMs, nil
 	case strings.HasPrefix(subject, schemas.SubjectDLQPrefix):
 		return schemas.StreamDLQ, nil
-	case strings.HasPrefix(subject, schemas.SubjectFindingsPrefix):
+	case strings.HasPrefix(subject, schemas.SubjectFindingsPrefix), strings.HasPrefix(subject, schemas.SubjectFindingSetPrefix):
 		return schemas.StreamFindings, nil
 	}
 	return "", fmt.Errorf("publish to %s: not a bomstream subject", subject)

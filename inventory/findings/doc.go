@@ -13,21 +13,40 @@
 //
 //	BOMS ──engine (durable "findings")──▶ Stage.handler
 //	         schemas.DecodeBOMMessage ─▶ ReadFacts ─▶ Rules.Evaluate   (pure)
-//	         the workload's findings on FINDINGS (last event per subject)
-//	         ─▶ one "opened" event per finding newly shown,
-//	            one "resolved" event per open finding no longer shown
-//	──▶ FINDINGS  bomstream.findings.<cluster>.<uid>.<rule>.<key of subject>
+//	         the workload's finding set on FINDINGS (one direct get of the
+//	         last message of its subject)
+//	         ─▶ the next set: findings newly shown opened, open findings
+//	            no longer shown resolved; nothing written when neither
+//	──▶ FINDINGS  bomstream.findingset.<cluster>.<uid>   (schemas.FindingSet)
 //
 // A finding is named by (workload, rule, subject), the subject being what
-// it is about in the BOM (a model id, an image reference, a runtime name);
-// it has a subject of its own on FINDINGS, whose last message is its state.
-// The stage decides from that state only, never from memory: a BOM version
-// older than the newest version the workload's findings were written from
-// is skipped, a finding already in the state asked for gets no event, and
-// each event is appended with Nats-Expected-Last-Subject-Sequence and a
-// Nats-Msg-Id naming the sequence it follows. Replaying BOMS, a redelivery
-// or a second replica therefore never writes a finding twice. A tombstone
+// it is about in the BOM (a model id, an image reference, a runtime name).
+// A workload's finding set is the state of all its findings, open or
+// resolved, each as its last event would say (state, severity, message,
+// the version and time it was opened or resolved), and which of them this
+// version opened and resolved: one message per BOM version that changes
+// something, whatever the number of findings. The stage decides from the
+// last set only, never from memory: a BOM version older than the newest
+// version the workload's findings were written from is skipped, a finding
+// already in the state asked for changes nothing, and each set is appended
+// with Nats-Expected-Last-Subject-Sequence (the last set's sequence, 0 for
+// none) and a Nats-Msg-Id naming it; another writer appending first makes
+// the stage read again and decide again. Replaying BOMS, a redelivery or a
+// second replica therefore never writes a finding twice. A tombstone
 // resolves every open finding of its workload (reason: the tombstone's).
+// One read is saved: a workload the process knows no findings of (from
+// its read of FINDINGS at start and its reads and writes since) is taken
+// to have none when the version opens something, since the append (after
+// sequence 0) fails if that is wrong, and the stage then reads.
+//
+// Stores written before finding sets hold one subject per finding
+// (bomstream.findings.<cluster>.<uid>.<rule>.<key>, schemas.FindingEvent),
+// whose last event is its state. They stay readable: the readers take a
+// workload's finding set when it has one, else its per-finding events; the
+// stage seeds a workload's first set from them. Whether a store holds any
+// is asked once per process (one direct get of the pattern's last
+// message, again a minute later while it holds none), so a store without
+// any costs no read per workload.
 //
 // Version checks go through a VersionMatcher; DefaultVersionMatcher
 // compares what transformer.ParseVersion reads. A version it cannot
@@ -37,10 +56,11 @@
 // `bomstream findings list` and Handler, /api/v1/findings), OpenFor (the
 // open findings of given workloads, for `bomstream find --findings`), and
 // Index, which reads FINDINGS once and follows it, keeping per finding its
-// state, rule, severity, subject and last sequence, grouped by workload,
-// for readers that ask often: the web pages and /api/v1/findings count the
-// open findings of each row and list a page of findings from it, in List's
-// order, reading back only the page's events. The
+// state, rule, severity, subject and the sequence of the message that
+// holds it, grouped by workload, for readers that ask often: the web pages
+// and /api/v1/findings count the open findings of each row and list a page
+// of findings from it, in List's order, reading back only the page's
+// messages. The
 // gauge bomstream_findings{rule,severity,cluster,namespace} counts the open
 // findings the process knows of.
 package findings

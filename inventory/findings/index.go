@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,12 +21,14 @@ import (
 // once and then followed, so that a reader asking often (the web pages:
 // the open findings of each workload, a page of findings) does not read
 // the whole stream each time. It keeps per finding what its filters and
-// its order need, and the stream sequence of its last event; the events a
-// page shows are read back by sequence (Page). It is safe for concurrent
-// use: one loader (Load, Follow), any number of readers.
+// its order need, and the stream sequence of the message that holds its
+// last state (its workload's finding set, or an event of the per-finding
+// layout); the events a page shows are read back by sequence (Page). It
+// is safe for concurrent use: one loader (Load, Follow), any number of
+// readers.
 type Index struct {
 	mu      sync.RWMutex
-	byKey   map[uint64]*indexed // by the hash of the finding's subject
+	byKey   map[uint64]*indexed // by the hash of the finding's name (findingKey)
 	wls     map[string]*indexedWorkload
 	order   []*indexedWorkload // by cluster, namespace, kind, name, uid
 	pending []*indexedWorkload // new since the last resort: not in order yet
@@ -38,7 +41,7 @@ type Index struct {
 
 // indexed is what the index keeps of one finding.
 type indexed struct {
-	seq                     uint64 // of its last event
+	seq                     uint64 // of the message that holds its last state
 	open                    bool
 	rule, severity, subject string
 }
@@ -47,6 +50,7 @@ type indexed struct {
 type indexedWorkload struct {
 	w        schemas.Workload
 	findings []*indexed
+	setSeq   uint64 // of its last finding set, 0 when it has none
 }
 
 // NewIndex returns an empty index; Load fills it.
@@ -54,9 +58,13 @@ func NewIndex() *Index {
 	return &Index{byKey: map[uint64]*indexed{}, open: map[string]int{}, strs: map[string]string{}, wls: map[string]*indexedWorkload{}}
 }
 
-func subjectKey(subject string) uint64 {
+// findingKey is the hash of a finding's name: workload, rule, subject.
+func findingKey(ev schemas.FindingEvent) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(subject))
+	for _, s := range []string{ev.Workload.Cluster, ev.Workload.UID, ev.Rule, ev.Subject} {
+		_, _ = h.Write([]byte(s))
+		_, _ = h.Write([]byte{0})
+	}
 	return h.Sum64()
 }
 
@@ -98,34 +106,64 @@ func (ix *Index) Load(ctx context.Context, bus *stream.Bus) error {
 	return nil
 }
 
-// decodedEvent is one message of FINDINGS, decoded outside the lock.
+// decodedEvent is one message of FINDINGS, decoded outside the lock: a
+// workload's finding set, or an event of the per-finding layout.
 type decodedEvent struct {
-	raw *jetstream.RawStreamMsg
-	ev  schemas.FindingEvent
-	err error
+	raw   *jetstream.RawStreamMsg
+	isSet bool
+	set   schemas.FindingSet
+	ev    schemas.FindingEvent
+	err   error
 }
 
-// decode reads the event of d's message.
+// decode reads the set or event of d's message.
 func (d *decodedEvent) decode() {
+	if d.isSet = strings.HasPrefix(d.raw.Subject, schemas.SubjectFindingSetPrefix); d.isSet {
+		d.set, d.err = schemas.DecodeFindingSet(d.raw.Subject, d.raw.Data)
+		return
+	}
 	d.ev, d.err = schemas.DecodeFindingEvent(d.raw.Subject, d.raw.Data)
 }
 
-// apply adds one decoded event; the caller holds the write lock.
+// apply adds one decoded message; the caller holds the write lock. A
+// workload's finding set replaces what the index holds of its findings;
+// once it has one, its events in the per-finding layout are ignored.
 func (ix *Index) apply(d *decodedEvent) {
-	m, ev := d.raw, d.ev
+	m := d.raw
 	ix.lastSeq = max(ix.lastSeq, m.Sequence)
-	if d.err != nil || ev.State != schemas.FindingOpened && ev.State != schemas.FindingResolved {
+	if d.err != nil || !d.isSet && d.ev.State != schemas.FindingOpened && d.ev.State != schemas.FindingResolved {
 		ix.bad++
 		return
 	}
-	key := subjectKey(m.Subject)
+	if !d.isSet {
+		ev := d.ev
+		if iw := ix.wls[ev.Workload.Cluster+"/"+ev.Workload.UID]; iw != nil && iw.setSeq > 0 {
+			return
+		}
+		ix.update(ev, m.Sequence)
+		return
+	}
+	w := d.set.Workload
+	iw := ix.workload(w.Cluster+"/"+w.UID, w)
+	if iw.setSeq > m.Sequence {
+		return
+	}
+	iw.setSeq = m.Sequence
+	for i := range d.set.Findings {
+		ix.update(d.set.Event(i), m.Sequence)
+	}
+}
+
+// update sets the state of ev's finding, read at seq.
+func (ix *Index) update(ev schemas.FindingEvent, seq uint64) {
+	key := findingKey(ev)
 	wk := ev.Workload.Cluster + "/" + ev.Workload.UID
 	f := ix.byKey[key]
 	if f == nil {
 		f = &indexed{rule: ix.intern(ev.Rule), subject: ev.Subject} // a finding's name never changes
 		ix.byKey[key] = f
 		ix.workload(wk, ev.Workload).add(f)
-	} else if f.seq > m.Sequence {
+	} else if f.seq > seq {
 		return
 	}
 	if f.open {
@@ -133,7 +171,7 @@ func (ix *Index) apply(d *decodedEvent) {
 			delete(ix.open, wk)
 		}
 	}
-	f.seq, f.open = m.Sequence, ev.State == schemas.FindingOpened
+	f.seq, f.open = seq, ev.State == schemas.FindingOpened
 	f.severity = ix.intern(ev.Severity)
 	if f.open {
 		ix.open[wk]++
@@ -249,7 +287,14 @@ type Selection struct {
 	Total  int
 	ByRule []Count
 	ByNS   []Count
-	seqs   []uint64
+	picks  []pick
+}
+
+// pick is a finding of a page: the sequence of the message that holds
+// it, and its name within a finding set.
+type pick struct {
+	seq           uint64
+	rule, subject string
 }
 
 // Select counts the findings f selects, in List's order (cluster,
@@ -275,7 +320,7 @@ func (ix *Index) Select(f Filter, from, to int) (Selection, error) {
 				continue
 			}
 			if s.Total >= from && s.Total < to {
-				s.seqs = append(s.seqs, x.seq)
+				s.picks = append(s.picks, pick{x.seq, x.rule, x.subject})
 			}
 			s.Total++
 			n++
@@ -298,23 +343,47 @@ func (ix *Index) Select(f Filter, from, to int) (Selection, error) {
 	return s, nil
 }
 
-// Events reads back the events of the page Select kept, by their stream
-// sequences.
+// Events reads back the events of the page Select kept, by the stream
+// sequences of their messages (one read per message).
 func (s Selection) Events(ctx context.Context, bus *stream.Bus) ([]schemas.FindingEvent, error) {
-	out := make([]schemas.FindingEvent, 0, len(s.seqs))
-	for _, seq := range s.seqs {
-		m, err := bus.GetMsg(ctx, schemas.StreamFindings, seq)
-		if err == nil && m == nil {
-			err = errors.New("no longer stored")
-		}
-		var ev schemas.FindingEvent
-		if err == nil {
-			ev, err = schemas.DecodeFindingEvent(m.Subject, m.Data)
-		}
+	out := make([]schemas.FindingEvent, 0, len(s.picks))
+	var set schemas.FindingSet
+	var setSeq uint64
+	for _, p := range s.picks {
+		ev, err := func() (schemas.FindingEvent, error) {
+			if p.seq == setSeq {
+				return setEvent(set, p)
+			}
+			m, err := bus.GetMsg(ctx, schemas.StreamFindings, p.seq)
+			if err == nil && m == nil {
+				err = errors.New("no longer stored")
+			}
+			if err != nil {
+				return schemas.FindingEvent{}, err
+			}
+			if !strings.HasPrefix(m.Subject, schemas.SubjectFindingSetPrefix) {
+				return schemas.DecodeFindingEvent(m.Subject, m.Data)
+			}
+			if set, err = schemas.DecodeFindingSet(m.Subject, m.Data); err != nil {
+				return schemas.FindingEvent{}, err
+			}
+			setSeq = p.seq
+			return setEvent(set, p)
+		}()
 		if err != nil {
-			return out, fmt.Errorf("finding at FINDINGS seq %d: %w", seq, err)
+			return out, fmt.Errorf("finding at FINDINGS seq %d: %w", p.seq, err)
 		}
 		out = append(out, ev)
 	}
 	return out, nil
+}
+
+// setEvent is the finding p of set.
+func setEvent(set schemas.FindingSet, p pick) (schemas.FindingEvent, error) {
+	for i, f := range set.Findings {
+		if f.Rule == p.rule && f.Subject == p.subject {
+			return set.Event(i), nil
+		}
+	}
+	return schemas.FindingEvent{}, fmt.Errorf("%s %s is not in the finding set", p.rule, p.subject)
 }

@@ -15,8 +15,25 @@ import (
 type openGauge struct {
 	g *prometheus.GaugeVec
 
-	mu   sync.Mutex
-	open map[string][4]string // finding subject -> its labels
+	mu       sync.Mutex
+	open     map[string][4]string // finding (gaugeKey) -> its labels
+	children map[[4]string]prometheus.Gauge
+}
+
+// child is the gauge of labels l (WithLabelValues hashes them each call);
+// the caller holds o.mu.
+func (o *openGauge) child(l [4]string) prometheus.Gauge {
+	c, ok := o.children[l]
+	if !ok {
+		c = o.g.WithLabelValues(l[:]...)
+		o.children[l] = c
+	}
+	return c
+}
+
+// gaugeKey names ev's finding in the gauge.
+func gaugeKey(ev schemas.FindingEvent) string {
+	return ev.Workload.Cluster + "/" + ev.Workload.UID + "/" + ev.Rule + "/" + ev.Subject
 }
 
 func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
@@ -28,22 +45,27 @@ func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
 			return nil, err
 		}
 	}
-	return &openGauge{g: g, open: map[string][4]string{}}, nil
+	return &openGauge{g: g, open: map[string][4]string{}, children: map[[4]string]prometheus.Gauge{}}, nil
 }
 
 // set records the state of the finding whose last event is ev.
-func (o *openGauge) set(subject string, ev schemas.FindingEvent) {
+func (o *openGauge) set(ev schemas.FindingEvent) {
+	key := gaugeKey(ev)
+	l := [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace}
+	open := ev.State == schemas.FindingOpened
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	old, was := o.open[subject]
-	if was {
-		o.g.WithLabelValues(old[:]...).Dec()
-		delete(o.open, subject)
+	old, was := o.open[key]
+	if was && open && old == l {
+		return
 	}
-	if ev.State == schemas.FindingOpened {
-		l := [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace}
-		o.open[subject] = l
-		o.g.WithLabelValues(l[:]...).Inc()
+	if was {
+		o.child(old).Dec()
+		delete(o.open, key)
+	}
+	if open {
+		o.open[key] = l
+		o.child(l).Inc()
 	}
 }
 
@@ -53,4 +75,5 @@ func (o *openGauge) reset() {
 	defer o.mu.Unlock()
 	o.g.Reset()
 	clear(o.open)
+	clear(o.children)
 }

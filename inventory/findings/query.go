@@ -66,12 +66,8 @@ func List(ctx context.Context, bus *stream.Bus, f Filter) ([]schemas.FindingEven
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	filter := ""
-	if f.Cluster != "" {
-		filter = schemas.SubjectFindingsPrefix + f.Cluster + ".>"
-	}
 	var out []schemas.FindingEvent
-	err := Each(ctx, bus, filter, func(ev schemas.FindingEvent, _ uint64) error {
+	err := Each(ctx, bus, f.Cluster, func(ev schemas.FindingEvent, _ uint64) error {
 		if f.match(ev) {
 			out = append(out, ev)
 		}
@@ -94,19 +90,20 @@ type WorkloadFindings struct {
 }
 
 // OpenFor returns the open findings of each workload, in the order given
-// (for `find --findings`): a few direct reads per workload, whatever the
-// size of FINDINGS.
+// (for `find --findings`): one direct read per workload (a few more for a
+// workload whose findings are stored in the per-finding layout only),
+// whatever the size of FINDINGS.
 func OpenFor(ctx context.Context, bus *stream.Bus, ws []schemas.Workload) ([]WorkloadFindings, error) {
 	out := make([]WorkloadFindings, 0, len(ws))
 	for _, w := range ws {
-		state, err := workloadState(ctx, bus, w)
+		st, err := workloadState(ctx, bus, w)
 		if err != nil {
 			return out, err
 		}
 		wf := WorkloadFindings{Workload: w, Findings: []schemas.FindingEvent{}}
-		for _, c := range state {
-			if c.ev.State == schemas.FindingOpened {
-				wf.Findings = append(wf.Findings, c.ev)
+		for i := range st.set.Findings {
+			if ev := st.set.Event(i); ev.State == schemas.FindingOpened {
+				wf.Findings = append(wf.Findings, ev)
 			}
 		}
 		slices.SortFunc(wf.Findings, compareFindings)

@@ -3,8 +3,10 @@ package findings
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,8 +49,8 @@ func (c Config) Validate() error {
 type Counts struct {
 	Evaluated uint64 `json:"evaluated"` // BOMs and tombstones evaluated, their findings written
 	Older     uint64 `json:"older"`     // versions older than the findings already hold, skipped
-	Opened    uint64 `json:"opened"`    // opened events written
-	Resolved  uint64 `json:"resolved"`  // resolved events written
+	Opened    uint64 `json:"opened"`    // findings opened (in the finding sets written)
+	Resolved  uint64 `json:"resolved"`  // findings resolved (in the finding sets written)
 }
 
 type counters struct{ evaluated, older, opened, resolved atomic.Uint64 }
@@ -68,6 +70,7 @@ type Stage struct {
 	gauge *openGauge
 	eng   *engine.Engine
 	n     counters
+	known knownSets
 }
 
 // New prepares the stage; rules come from LoadRules. Metrics are
@@ -97,10 +100,13 @@ func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometh
 func (s *Stage) Run(ctx context.Context) error {
 	s.gauge.reset()
 	if err := Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
-		s.gauge.set(ev.StreamSubject(), ev)
+		s.gauge.set(ev)
+		s.known.add(ev.Workload)
 		return nil
 	}); err != nil {
 		s.log.Warn("read open findings", zap.Error(err))
+	} else {
+		s.known.loaded.Store(true)
 	}
 	s.log.Info("findings stage started", zap.String("rules", s.rules.Source), zap.Strings("ids", s.rules.IDs()))
 	return s.eng.Run(ctx)
@@ -123,9 +129,8 @@ func (s *Stage) Counts() Counts { return s.n.snapshot() }
 
 // Replay evaluates BOMS again from startSeq (0: the first message) up to
 // its last message, with the same steps as Run: versions older than what
-// FINDINGS holds for their workload are skipped, and a finding already in
-// the state a version asks for gets no event, so a replay writes nothing
-// twice. It returns the replay's own counts.
+// FINDINGS holds for their workload are skipped, and a version that opens
+// and resolves nothing writes nothing, so a replay writes nothing twice. It returns the replay's own counts.
 func (s *Stage) Replay(ctx context.Context, startSeq uint64) (Counts, error) {
 	var n counters
 	eng, err := engine.New(s.bus, s.cfg, s.handler(&n), s.log.With(zap.Bool("replay", true)), nil)
@@ -136,8 +141,10 @@ func (s *Stage) Replay(ctx context.Context, startSeq uint64) (Counts, error) {
 	return n.snapshot(), err
 }
 
-// handler evaluates one BOMS message and writes the findings that open or
-// resolve. The engine calls it for one workload at a time.
+// handler evaluates one BOMS message and writes the workload's finding
+// set when a finding opens or resolves. The engine calls it for one
+// workload at a time; another writer appending first (a second replica)
+// makes it read the state again and decide again.
 func (s *Stage) handler(n *counters) engine.Handler {
 	return func(ctx context.Context, m *engine.Msg) error {
 		bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
@@ -152,84 +159,156 @@ func (s *Stage) handler(n *counters) engine.Handler {
 			}
 			want = s.rules.Evaluate(facts)
 		}
-		state, err := workloadState(ctx, s.bus, bm.Workload)
-		if err != nil {
-			return err
-		}
-		var newest uint64
-		for subj, c := range state {
-			s.gauge.set(subj, c.ev)
-			newest = max(newest, c.ev.ChangeSeq)
-		}
-		if bm.ChangeSeq < newest {
-			n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
+		for attempt := 0; ; attempt++ {
+			st, err := s.state(ctx, bm.Workload, attempt == 0 && len(want) > 0)
+			if err != nil {
+				return err
+			}
+			for i := range st.set.Findings {
+				s.gauge.set(st.set.Event(i))
+			}
+			if bm.ChangeSeq < st.newest {
+				n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
+				return nil
+			}
+			err = s.apply(ctx, bm, cmp.Or(bm.EventTime, m.Time), want, st, n)
+			if errors.Is(err, stream.ErrWrongLastSeq) && attempt < 3 {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			n.evaluated.Add(1)
 			return nil
 		}
-		if err := s.apply(ctx, bm, cmp.Or(bm.EventTime, m.Time), want, state, n); err != nil {
-			return err
+	}
+}
+
+type findingName struct{ rule, subject string }
+
+// apply writes the workload's next finding set when the version opens a
+// wanted finding not open, or resolves an open finding not wanted;
+// nothing when neither.
+func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, st state, n *counters) error {
+	next := schemas.FindingSet{Workload: bm.Workload, ChangeSeq: bm.ChangeSeq, Time: when, Findings: slices.Clone(st.set.Findings)}
+	at := make(map[findingName]int, len(next.Findings)+len(want))
+	for i, f := range next.Findings {
+		at[findingName{f.Rule, f.Subject}] = i
+	}
+	changed := map[findingName]string{}
+	wanted := make(map[findingName]bool, len(want))
+	for _, f := range want {
+		k := findingName{f.Rule, f.Subject}
+		i, ok := at[k]
+		if wanted[k] || ok && next.Findings[i].State == schemas.FindingOpened {
+			wanted[k] = true
+			continue
 		}
-		n.evaluated.Add(1)
+		wanted[k], changed[k] = true, schemas.FindingOpened
+		sf := schemas.SetFinding{State: schemas.FindingOpened, Rule: f.Rule, Severity: f.Severity, Subject: f.Subject, Message: f.Message,
+			ChangeSeq: bm.ChangeSeq, Time: when}
+		if ok {
+			next.Findings[i] = sf
+		} else {
+			at[k] = len(next.Findings)
+			next.Findings = append(next.Findings, sf)
+		}
+	}
+	for i := range next.Findings {
+		f := &next.Findings[i]
+		k := findingName{f.Rule, f.Subject}
+		if f.State != schemas.FindingOpened || wanted[k] {
+			continue
+		}
+		changed[k] = schemas.FindingResolved
+		f.State, f.ChangeSeq, f.OpenedAt, f.Time, f.Reason = schemas.FindingResolved, bm.ChangeSeq, f.Time, when, schemas.FindingFixed
+		if bm.IsTombstone() {
+			f.Reason = bm.Tombstone
+		} else if _, ok := s.rules.Rule(f.Rule); !ok {
+			f.Reason = "rule-removed"
+		}
+	}
+	if len(changed) == 0 {
 		return nil
 	}
+	slices.SortFunc(next.Findings, compareSetFindings)
+	for i, f := range next.Findings {
+		switch changed[findingName{f.Rule, f.Subject}] {
+		case schemas.FindingOpened:
+			next.Opened = append(next.Opened, i)
+		case schemas.FindingResolved:
+			next.Resolved = append(next.Resolved, i)
+		}
+	}
+	return s.publish(ctx, next, st.seq, n)
 }
 
-// apply writes an opened event for each wanted finding not open, and a
-// resolved event for each open finding not wanted.
-func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, state map[string]current, n *counters) error {
-	wanted := make(map[string]bool, len(want))
-	for _, f := range want {
-		subj := schemas.FindingsSubject(bm.Workload, f.Rule, f.Subject)
-		wanted[subj] = true
-		c := state[subj]
-		if c.ev.State == schemas.FindingOpened {
-			continue
-		}
-		ev := schemas.FindingEvent{State: schemas.FindingOpened, Workload: bm.Workload, Rule: f.Rule, Severity: f.Severity,
-			Subject: f.Subject, Message: f.Message, ChangeSeq: bm.ChangeSeq, Time: when}
-		if err := s.publish(ctx, subj, ev, c.seq, &n.opened); err != nil {
-			return err
-		}
-	}
-	subjects := make([]string, 0, len(state))
-	for subj := range state {
-		subjects = append(subjects, subj)
-	}
-	slices.Sort(subjects)
-	for _, subj := range subjects {
-		c := state[subj]
-		if c.ev.State != schemas.FindingOpened || wanted[subj] {
-			continue
-		}
-		ev := c.ev
-		ev.State, ev.Workload, ev.ChangeSeq, ev.Time, ev.OpenedAt = schemas.FindingResolved, bm.Workload, bm.ChangeSeq, when, c.ev.Time
-		ev.Reason = schemas.FindingFixed
-		if bm.IsTombstone() {
-			ev.Reason = bm.Tombstone
-		} else if _, ok := s.rules.Rule(ev.Rule); !ok {
-			ev.Reason = "rule-removed"
-		}
-		if err := s.publish(ctx, subj, ev, c.seq, &n.resolved); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// publish appends ev to its finding's subject, after lastSeq.
-func (s *Stage) publish(ctx context.Context, subj string, ev schemas.FindingEvent, lastSeq uint64, count *atomic.Uint64) error {
-	_, body, err := ev.Encode()
+// publish appends the finding set after lastSeq, the last sequence of its
+// subject its writer read.
+func (s *Stage) publish(ctx context.Context, set schemas.FindingSet, lastSeq uint64, n *counters) error {
+	subj, body, err := set.Encode()
 	if err != nil {
 		return engine.Permanent(err)
 	}
-	ack, err := s.bus.PublishAfter(ctx, &nats.Msg{Subject: subj, Data: body}, schemas.FindingMsgID(subj, lastSeq), lastSeq)
+	ack, err := s.bus.PublishAfter(ctx, &nats.Msg{Subject: subj, Data: body}, schemas.FindingSetMsgID(set.Workload, lastSeq), lastSeq)
 	if err != nil {
-		return fmt.Errorf("%s finding %s %s of %s: %w", ev.State, ev.Rule, ev.Subject, ev.Workload, err)
+		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, err)
 	}
 	if ack.Duplicate {
 		// Another writer decided from the same state first: read again.
-		return fmt.Errorf("%s finding %s %s of %s: %w", ev.State, ev.Rule, ev.Subject, ev.Workload, stream.ErrWrongLastSeq)
+		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, stream.ErrWrongLastSeq)
 	}
-	count.Add(1)
-	s.gauge.set(subj, ev)
+	s.known.add(set.Workload)
+	n.opened.Add(uint64(len(set.Opened)))
+	n.resolved.Add(uint64(len(set.Resolved)))
+	for _, ix := range [][]int{set.Opened, set.Resolved} {
+		for _, i := range ix {
+			s.gauge.set(set.Event(i))
+		}
+	}
 	return nil
+}
+
+// state is the workload's findings as FINDINGS holds them (workloadState).
+// When the version opens something (mayAssume) and the workload has no
+// finding set as far as the process knows (knownSets), it is taken to
+// have none without reading: the set written is appended only while its
+// subject is still empty, and is read and decided again else, so this
+// saves the read of fresh workloads and changes no outcome.
+func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (state, error) {
+	if mayAssume && s.known.absent(w) {
+		old, err := oldLayout(ctx, s.bus)
+		if err != nil {
+			return state{}, err
+		}
+		if !old {
+			return state{set: schemas.FindingSet{Workload: w}}, nil
+		}
+	}
+	st, err := workloadState(ctx, s.bus, w)
+	if err == nil && len(st.set.Findings) > 0 {
+		s.known.add(w)
+	}
+	return st, err
+}
+
+// knownSets are the workloads FINDINGS may hold findings of, as far as
+// the process knows: those it read when the stage started (Run), and
+// those it read or wrote since. Before a complete read at start, every
+// workload may.
+type knownSets struct {
+	loaded atomic.Bool
+	m      sync.Map // cluster/uid -> struct{}
+}
+
+func (k *knownSets) add(w schemas.Workload) { k.m.Store(w.Cluster+"/"+w.UID, struct{}{}) }
+
+// absent reports whether FINDINGS holds no findings of w, as far as the
+// process knows.
+func (k *knownSets) absent(w schemas.Workload) bool {
+	if !k.loaded.Load() {
+		return false
+	}
+	_, ok := k.m.Load(w.Cluster + "/" + w.UID)
+	return !ok
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,17 +51,26 @@ func publishBOM(t testing.TB, bus *stream.Bus, w schemas.Workload, seq uint64, b
 	}
 }
 
-// events reads FINDINGS in order, as "state rule subject reason".
+// events reads FINDINGS in order, as "state rule subject reason": per
+// finding set, what it opened then what it resolved; per event of the
+// per-finding layout, the event.
 func events(t testing.TB, bus *stream.Bus) []string {
 	t.Helper()
 	var out []string
+	line := func(ev schemas.FindingEvent) string {
+		return strings.TrimSpace(ev.State + " " + ev.Rule + " " + ev.Subject + " " + ev.Reason)
+	}
 	err := bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
-		ev, err := schemas.DecodeFindingEvent(m.Subject, m.Data)
-		if err != nil {
+		if !strings.HasPrefix(m.Subject, schemas.SubjectFindingSetPrefix) {
+			ev, err := schemas.DecodeFindingEvent(m.Subject, m.Data)
+			out = append(out, line(ev))
 			return err
 		}
-		out = append(out, strings.TrimSpace(ev.State+" "+ev.Rule+" "+ev.Subject+" "+ev.Reason))
-		return nil
+		set, err := schemas.DecodeFindingSet(m.Subject, m.Data)
+		for _, i := range append(slices.Clone(set.Opened), set.Resolved...) {
+			out = append(out, line(set.Event(i)))
+		}
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
