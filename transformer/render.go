@@ -87,7 +87,13 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rs, err := loadRules(cfg.RulesFile)
+	// The rules file is read once: the rules compiled and the
+	// fingerprint are of the same bytes.
+	file, err := readRulesFile(cfg.RulesFile)
+	if err != nil {
+		return nil, fmt.Errorf("new renderer: %w", err)
+	}
+	rs, err := parseRules(cfg.RulesFile, file)
 	if err != nil {
 		return nil, fmt.Errorf("new renderer: %w", err)
 	}
@@ -95,10 +101,7 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new renderer: rules: %w", err)
 	}
-	fp, err := fingerprint(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("new renderer: %w", err)
-	}
+	fp := fingerprint(cfg.Version, file)
 	tool := []cdx.Component{{Type: cdx.ComponentTypeApplication, Name: toolName, Version: cfg.Version, BOMRef: "tool:" + toolName}}
 	return &Renderer{cfg: cfg, rules: r, tools: &cdx.ToolsChoice{Components: &tool}, fingerprint: fp}, nil
 }
@@ -110,23 +113,15 @@ func NewRenderer(cfg Config) (*Renderer, error) {
 // "sha256:<hex>".
 func (r *Renderer) Fingerprint() string { return r.fingerprint }
 
-// fingerprint hashes cfg.Version, the embedded rules and the rules file's
+// fingerprint hashes version, the embedded rules and the rules file's
 // bytes, each behind its length.
-func fingerprint(cfg Config) (string, error) {
-	var file []byte
-	if cfg.RulesFile != "" {
-		b, err := os.ReadFile(cfg.RulesFile)
-		if err != nil {
-			return "", fmt.Errorf("fingerprint: %w", err)
-		}
-		file = b
-	}
+func fingerprint(version string, file []byte) string {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte("bomstream transformer"), []byte(cfg.Version), defaultRules, file} {
+	for _, part := range [][]byte{[]byte("bomstream transformer"), []byte(version), defaultRules, file} {
 		fmt.Fprintf(h, "%d:", len(part))
 		h.Write(part)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // signalRoom lends a signal slice for one render's detection.

@@ -291,22 +291,40 @@ func RulesArguments(rulesFile string) (schemas.Arguments, error) {
 
 // loadRules parses the embedded rules and merges the override file, if any.
 func loadRules(overrideFile string) (RuleSet, error) {
+	b, err := readRulesFile(overrideFile)
+	if err != nil {
+		return RuleSet{}, err
+	}
+	return parseRules(overrideFile, b)
+}
+
+// readRulesFile is the bytes of an override file, nil for none.
+func readRulesFile(overrideFile string) ([]byte, error) {
+	if overrideFile == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(overrideFile)
+	if err != nil {
+		return nil, fmt.Errorf("read rules %s: %w", overrideFile, err)
+	}
+	return b, nil
+}
+
+// parseRules is the built-in rules with user, the bytes of the override
+// file name (nil: none), merged over them.
+func parseRules(name string, user []byte) (RuleSet, error) {
 	var rs RuleSet
 	if err := yaml.UnmarshalStrict(defaultRules, &rs); err != nil {
 		return rs, fmt.Errorf("parse built-in rules: %w", err)
 	}
-	if overrideFile == "" {
+	if user == nil {
 		return rs, nil
 	}
-	b, err := os.ReadFile(overrideFile)
-	if err != nil {
-		return rs, fmt.Errorf("read rules %s: %w", overrideFile, err)
+	var u RuleSet
+	if err := yaml.UnmarshalStrict(user, &u); err != nil {
+		return rs, fmt.Errorf("parse rules %s: %w", name, err)
 	}
-	var user RuleSet
-	if err := yaml.UnmarshalStrict(b, &user); err != nil {
-		return rs, fmt.Errorf("parse rules %s: %w", overrideFile, err)
-	}
-	return mergeRules(rs, user), nil
+	return mergeRules(rs, u), nil
 }
 
 // mergeRules replaces runtimes by name (or appends new ones) and appends the lists.
