@@ -144,7 +144,15 @@ func (p *pipeline) startRerender(ctx context.Context) {
 	// What the transformer handled before this process's began: the
 	// events another transformer may have rendered to nothing.
 	before, err := rerender.AckFloor(ctx, p.bus, p.svc.Durable())
-	if err != nil {
+	var untouched bool
+	if err == nil {
+		untouched, err = rerender.Untouched(ctx, p.bus, before)
+	}
+	if err == nil && untouched {
+		// A new store: everything in it is this transformer's to render.
+		err = rerender.StoreAfter(ctx, p.bus, p.fingerprint(), before)
+	}
+	if err != nil || untouched {
 		p.rerenderErr = err
 		close(p.rerendered)
 		return

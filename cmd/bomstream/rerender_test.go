@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks/dtrack/dtracktest"
+	"github.com/bomstream/bomstream/transformer/rerender"
 )
 
 // oldRules stands in for the rules of the build before: SGLang is defined
@@ -73,7 +74,17 @@ func TestUpgradeRerendersOnlyWhatChanges(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	c := newCLI(t)
 
-	c.mustRun("run", "--config", confOld, "--manifests", tree, "--once", "--data-dir", data)
+	first := c.mustRun("run", "--config", confOld, "--manifests", tree, "--once", "--data-dir", data)
+	// A new store is rendered by the first transformer alone: no pass, the
+	// fingerprint stored all the same.
+	if strings.Contains(first.stderr, "re-rendered") {
+		t.Errorf("the first run on a new store made a re-render pass:\n%s", tail(first.stderr, 3000))
+	}
+	b := openBus(t, data, "")
+	if rec, ok, err := rerender.Stored(context.Background(), b); err != nil || !ok || rec.Fingerprint == "" {
+		t.Errorf("the first run stored no fingerprint: %+v %v %v", rec, ok, err)
+	}
+	b.Close()
 	before, upBefore := currentBOMs(t, data), dt.UploadsAll()
 	if len(before) < 3 {
 		t.Fatalf("the first run exported %d BOMs: %v", len(before), before)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -114,4 +115,21 @@ func StoreAfter(ctx context.Context, bus *stream.Bus, fp string, floor uint64) e
 		return nil
 	}
 	return Store(ctx, bus, Record{Fingerprint: fp, OtherUpTo: floor})
+}
+
+// Untouched reports whether no transformer has handled anything in the
+// store yet: none acked an event before this process's began (before, its
+// AckFloor, is 0) and BOMS never held a message. A store untouched when
+// the process's transformer starts is rendered by it alone, so AtStart
+// has nothing to compare: the caller stores the fingerprint instead
+// (StoreAfter). Ask before the process's transformer runs.
+func Untouched(ctx context.Context, bus *stream.Bus, before uint64) (bool, error) {
+	if before > 0 {
+		return false, nil
+	}
+	st, err := bus.State(ctx, schemas.StreamBOMs)
+	if err != nil {
+		return false, fmt.Errorf("rerender: %w", err)
+	}
+	return st.LastSeq == 0, nil
 }

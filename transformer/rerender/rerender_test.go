@@ -323,3 +323,23 @@ func TestAtStart(t *testing.T) {
 		t.Fatalf("same fingerprint: ran %v, %v", ran, err)
 	}
 }
+
+// A store no transformer has handled anything in is untouched; one whose
+// BOMS holds a message, or whose transformer acked an event, is not.
+func TestUntouched(t *testing.T) {
+	ctx := context.Background()
+	fresh := bustest.Open(t, stream.Config{})
+	if _, _, err := fresh.PublishChange(ctx, event(t, workload("a"), "a")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Untouched(ctx, fresh, 0); err != nil || !ok {
+		t.Errorf("a store with events but no BOM and no ack floor: untouched %v, %v", ok, err)
+	}
+	if ok, err := Untouched(ctx, fresh, 1); err != nil || ok {
+		t.Errorf("a store whose transformer acked an event (rendered to nothing, say): untouched %v, %v", ok, err)
+	}
+	f := newFixture(t)
+	if ok, err := Untouched(ctx, f.bus, 0); err != nil || ok {
+		t.Errorf("a store with BOMs: untouched %v, %v", ok, err)
+	}
+}
