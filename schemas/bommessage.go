@@ -52,6 +52,12 @@ type BOMMessage struct {
 	InputHash string
 	Images    []ImageDigest
 	BOM       []byte
+
+	// Facts are what BOM says to the findings rules, when its renderer
+	// gave them (transformer.Result.Facts); nil else, and always after a
+	// decode: they are never encoded, and a reader of a stored message
+	// reads them from BOM.
+	Facts *BOMFacts
 }
 
 // IsTombstone reports whether m is a tombstone.

@@ -327,6 +327,29 @@ func (b *bomBuilder) summary() Summary {
 	return s
 }
 
+// facts are what the last build's components say to the findings rules
+// (schemas.BOMFacts), read from the components as the JSON holds them.
+func (b *bomBuilder) facts() *schemas.BOMFacts {
+	var f schemas.BOMFacts
+	for i := range b.x.comps {
+		c := &b.x.comps[i]
+		f.AddComponent(schemas.FactComponent{BOMRef: c.BOMRef, Type: string(c.Type), Name: c.Name, Version: c.Version, PURL: c.PackageURL,
+			Licensed: c.Licenses != nil && len(*c.Licenses) > 0,
+			Property: func(name string) (vals []string) {
+				if c.Properties == nil {
+					return nil
+				}
+				for _, p := range *c.Properties {
+					if len(p.Name) == len(propPrefix)+len(name) && strings.HasPrefix(p.Name, propPrefix) && strings.HasSuffix(p.Name, name) {
+						vals = append(vals, p.Value)
+					}
+				}
+				return vals
+			}})
+	}
+	return &f
+}
+
 // uniqSorted sorts xs, drops repeats and stores the list in *dst, which it
 // returns; nil when xs is empty.
 func uniqSorted(dst *[]string, xs []string) *[]string {

@@ -180,6 +180,7 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 	res.BOM = bytes.Clone(out)
 	res.BomHash = schemas.BomHash(res.BOM)
 	res.Summary = b.summary()
+	res.Facts = b.facts()
 	return res, nil
 }
 

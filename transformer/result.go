@@ -14,6 +14,9 @@ type Result struct {
 	BomHash  string
 	Skipped  string
 	Summary  Summary
+	// Facts are what BOM says to the findings rules, as findings.ReadFacts
+	// would read them from it; nil when the event renders no BOM.
+	Facts *schemas.BOMFacts
 }
 
 // Summary is the one-line view of a BOM that the CLI prints and history lists.

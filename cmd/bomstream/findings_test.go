@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,9 @@ func TestFindingsThroughThePipeline(t *testing.T) {
 	}
 
 	runOnce()
+	if cs := consumersOf(t, data, schemas.StreamBOMs); slices.Contains(cs, schemas.StageFindings) {
+		t.Errorf("run made a consumer of BOMS for the findings (%v): they follow its transformer", cs)
+	}
 	open := list()
 	for _, rule := range []string{"model-unpinned", "image-digest", "model-license"} {
 		if !has(open, rule, schemas.FindingOpened) {
@@ -88,6 +92,21 @@ func TestFindingsThroughThePipeline(t *testing.T) {
 	if after := countFindingMessages(t, data); after != before || before != 2 {
 		t.Errorf("FINDINGS messages: %d before the replays, %d after (want 2 and 2)", before, after)
 	}
+}
+
+func consumersOf(t *testing.T, data, streamName string) []string {
+	t.Helper()
+	bus := openBus(t, data, "")
+	defer bus.Close()
+	cs, err := bus.Consumers(context.Background(), streamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return names
 }
 
 func countFindingMessages(t *testing.T, data string) int {

@@ -58,6 +58,9 @@ type pipeline struct {
 	svc      *service.Service
 	sinks    []*sinkStage
 	findings *findings.Stage // nil when the process runs no findings stage
+	// findingsInline: the findings stage follows this process's
+	// transformer (service.Follower) rather than consuming BOMS.
+	findingsInline bool
 	// findingsIx is every finding's state, followed from FINDINGS, when
 	// the process serves the API (the findings API and the web pages).
 	findingsIx *findings.Index
@@ -143,6 +146,12 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	if err := p.newConsumers(ctx, selected, st, reg, getenv, claim); err != nil {
 		p.close()
 		return nil, err
+	}
+	if p.svc != nil && p.findings != nil {
+		// The BOMs are evaluated as they are stored, in the same step:
+		// no consumer of BOMS and no decode of each message for it.
+		p.svc.Follow(p.findings)
+		p.findingsInline = true
 	}
 	return p, nil
 }
@@ -240,7 +249,10 @@ func (p *pipeline) run(ctx context.Context) error {
 	for _, s := range p.sinks {
 		start("sink "+s.cfg.Name, s.runner.Run, s.runner.Health)
 	}
-	if p.findings != nil {
+	switch {
+	case p.findingsInline:
+		start(schemas.StageFindings, p.findings.RunInline, func() engine.Health { return p.svc.Health() })
+	case p.findings != nil:
 		start(schemas.StageFindings, p.findings.Run, p.findings.Health)
 	}
 	wg.Wait()
@@ -292,7 +304,7 @@ func (p *pipeline) consumers() [][2]string {
 	for _, s := range p.sinks {
 		out = append(out, [2]string{schemas.StreamBOMs, s.runner.Durable()})
 	}
-	if p.findings != nil {
+	if p.findings != nil && !p.findingsInline {
 		out = append(out, [2]string{schemas.StreamBOMs, p.findings.Durable()})
 	}
 	return out

@@ -7,38 +7,22 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
-// Facts are what the rules look at in one AI-BOM, read back from its
-// CycloneDX JSON (the properties the transformer writes, see
-// docs/ARCHITECTURE.md).
-type Facts struct {
-	Models   []Model
-	Runtimes []Runtime
-	Images   []Image
-}
+// Facts are what the rules look at in one AI-BOM (schemas.BOMFacts):
+// read back from its CycloneDX JSON (ReadFacts, the properties the
+// transformer writes, see docs/ARCHITECTURE.md), or given by the
+// transformer with the BOM it renders.
+type Facts = schemas.BOMFacts
 
-// Model is a machine-learning-model component.
-type Model struct {
-	Name         string // the model id, "Qwen/Qwen2.5-1.5B-Instruct"
-	LocationKind string // huggingface, oci, s3, gcs, pvc, path, ...
-	PURL         string
-	Pinned       bool // a revision or a digest is pinned
-	Licensed     bool // the component names a license
-}
-
-// Runtime is a serving engine component.
-type Runtime struct {
-	Name       string // bomstream:runtime:name, "vllm"
-	Version    string
-	Confidence string // declared, inferred
-}
-
-// Image is a container component.
-type Image struct {
-	Ref     string // the image reference as the BOM names it
-	Digests []string
-}
+// Model, Runtime and Image are the facts of one component.
+type (
+	Model   = schemas.ModelFact
+	Runtime = schemas.RuntimeFact
+	Image   = schemas.ImageFact
+)
 
 type property struct {
 	Name  string `json:"name"`
@@ -71,49 +55,23 @@ func ReadFacts(bom []byte) (Facts, error) {
 	}
 	var f Facts
 	for _, c := range doc.Components {
-		props := func(name string) (vals []string) {
-			for _, p := range c.Properties {
-				if p.Name == prop+name {
-					vals = append(vals, p.Value)
+		f.AddComponent(schemas.FactComponent{BOMRef: c.BOMRef, Type: c.Type, Name: c.Name, Version: c.Version, PURL: c.PURL,
+			Licensed: len(c.Licenses) > 0,
+			Property: func(name string) (vals []string) {
+				for _, p := range c.Properties {
+					if p.Name == prop+name {
+						vals = append(vals, p.Value)
+					}
 				}
-			}
-			return vals
-		}
-		first := func(name string) string {
-			if v := props(name); len(v) > 0 {
-				return v[0]
-			}
-			return ""
-		}
-		switch {
-		case c.Type == "machine-learning-model":
-			f.Models = append(f.Models, Model{
-				Name: c.Name, LocationKind: first("model:location-kind"), PURL: c.PURL,
-				Pinned:   first("model:unpinned") != "true",
-				Licensed: len(c.Licenses) > 0,
-			})
-		case strings.HasPrefix(c.BOMRef, "runtime:"):
-			rt := Runtime{Name: first("runtime:name"), Version: c.Version, Confidence: first("runtime:confidence")}
-			if rt.Name == "" {
-				rt.Name = strings.ToLower(c.Name)
-			}
-			f.Runtimes = append(f.Runtimes, rt)
-		case c.Type == "container":
-			img := Image{Ref: strings.TrimPrefix(c.BOMRef, "container:")}
-			for _, d := range props("image:digest") {
-				if d != "unresolved" && d != "" {
-					img.Digests = append(img.Digests, d)
-				}
-			}
-			f.Images = append(f.Images, img)
-		}
+				return vals
+			}})
 	}
 	return f, nil
 }
 
-// Organisation is a Hugging Face model's organisation ("Qwen" of
+// organisation is a Hugging Face model's organisation ("Qwen" of
 // "Qwen/Qwen2.5-1.5B-Instruct"); "" for other models.
-func (m Model) Organisation() string {
+func organisation(m Model) string {
 	if m.LocationKind != "huggingface" {
 		return ""
 	}
@@ -124,9 +82,9 @@ func (m Model) Organisation() string {
 	return org
 }
 
-// Registry is where the model comes from: huggingface.co, the host of an
+// registry is where the model comes from: huggingface.co, the host of an
 // OCI registry, or else the location kind (s3, gcs, pvc, path, ...).
-func (m Model) Registry() string {
+func registry(m Model) string {
 	switch m.LocationKind {
 	case "huggingface":
 		return "huggingface.co"

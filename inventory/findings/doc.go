@@ -11,13 +11,28 @@
 //
 // Data flows like this:
 //
-//	BOMS ──engine (durable "findings")──▶ Stage.handler
-//	         schemas.DecodeBOMMessage ─▶ ReadFacts ─▶ Rules.Evaluate   (pure)
+//	transformer stage, same process ──Stage.Follow──┐   (inline: run)
+//	BOMS ──engine (durable "findings")──▶ handler ──┤   (sink, replay, dlq)
+//	         the BOM's facts ─▶ Rules.Evaluate (pure) ◀┘
 //	         the workload's finding set on FINDINGS (one direct get of the
 //	         last message of its subject)
 //	         ─▶ the next set: findings newly shown opened, open findings
 //	            no longer shown resolved; nothing written when neither
 //	──▶ FINDINGS  bomstream.findingset.<cluster>.<uid>   (schemas.FindingSet)
+//
+// The stage runs in one of two ways. Where the transformer stage runs in
+// the same process (`bomstream run`), the stage follows it
+// (service.Follower): each BOM version is evaluated once it is stored and
+// before its change event is acked, from the message in hand and the
+// facts the transformer gives with it (schemas.BOMMessage.Facts, what
+// ReadFacts would read from the JSON), and no consumer of BOMS exists for
+// findings (RunInline). A crash between the
+// two steps redelivers the change event, whose stored version the
+// transformer hands over again. Elsewhere (`bomstream sink`) it consumes
+// BOMS (Run); Replay and a dead letter's retry always do. Both ways take
+// the same steps below, so a process of either kind beside another writes
+// nothing twice. A BOM put back by `check --repair` is evaluated by the
+// next `findings replay`.
 //
 // A finding is named by (workload, rule, subject), the subject being what
 // it is about in the BOM (a model id, an image reference, a runtime name).

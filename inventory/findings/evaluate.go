@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -22,9 +21,8 @@ type Finding struct {
 // function: the same rules and facts give the same findings, sorted by
 // rule and subject, one per (rule, subject) (their messages joined).
 func (r *Rules) Evaluate(f Facts) []Finding {
-	var out []Finding
-	add := func(rule Rule, subject, format string, a ...any) {
-		msg := fmt.Sprintf(format, a...)
+	out := make([]Finding, 0, 2*len(f.Models)+len(f.Images)+len(f.Runtimes))
+	add := func(rule Rule, subject, msg string) {
 		for i := range out {
 			if out[i].Rule == rule.ID && out[i].Subject == subject {
 				if !strings.Contains(out[i].Message, msg) {
@@ -40,16 +38,16 @@ func (r *Rules) Evaluate(f Facts) []Finding {
 		case CheckModelUnpinned:
 			for _, m := range f.Models {
 				if !m.Pinned {
-					add(rule, m.Name, "model %s has no pinned revision or digest", m.Name)
+					add(rule, m.Name, "model "+m.Name+" has no pinned revision or digest")
 				}
 			}
 		case CheckModelSource:
 			for _, m := range f.Models {
-				if org := m.Organisation(); org != "" && len(rule.Organisations) > 0 && !anyGlob(rule.Organisations, org) {
-					add(rule, m.Name, "model %s is from organisation %s, outside the allow-list", m.Name, org)
+				if org := organisation(m); org != "" && len(rule.Organisations) > 0 && !anyGlob(rule.Organisations, org) {
+					add(rule, m.Name, "model "+m.Name+" is from organisation "+org+", outside the allow-list")
 				}
-				if reg := m.Registry(); len(rule.Registries) > 0 && !anyGlob(rule.Registries, reg) {
-					add(rule, m.Name, "model %s comes from %s, outside the allow-list", m.Name, cmp.Or(reg, "an unknown registry"))
+				if reg := registry(m); len(rule.Registries) > 0 && !anyGlob(rule.Registries, reg) {
+					add(rule, m.Name, "model "+m.Name+" comes from "+cmp.Or(reg, "an unknown registry")+", outside the allow-list")
 				}
 			}
 		case CheckRuntimeVersion:
@@ -59,25 +57,25 @@ func (r *Rules) Evaluate(f Facts) []Finding {
 		case CheckImageDigest:
 			for _, img := range f.Images {
 				if len(img.Digests) == 0 {
-					add(rule, img.Ref, "image %s has no resolved digest", img.Ref)
+					add(rule, img.Ref, "image "+img.Ref+" has no resolved digest")
 				}
 			}
 		case CheckRuntimeInferred:
 			for _, rt := range f.Runtimes {
 				if rt.Confidence == "inferred" {
-					add(rule, rt.Name, "runtime %s is only inferred from its image", rt.Name)
+					add(rule, rt.Name, "runtime "+rt.Name+" is only inferred from its image")
 				}
 			}
 		case CheckModelLicense:
 			for _, m := range f.Models {
 				if !m.Licensed {
-					add(rule, m.Name, "model %s: the BOM names no license", m.Name)
+					add(rule, m.Name, "model "+m.Name+": the BOM names no license")
 				}
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return cmp.Or(cmp.Compare(out[i].Rule, out[j].Rule), cmp.Compare(out[i].Subject, out[j].Subject)) < 0
+	slices.SortFunc(out, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Subject, b.Subject))
 	})
 	return out
 }
@@ -85,7 +83,7 @@ func (r *Rules) Evaluate(f Facts) []Finding {
 // runtimeVersion checks one runtime against the rule's minimums and deny
 // ranges. A version that cannot be compared is a finding of the rule: it
 // never passes silently.
-func (r *Rules) runtimeVersion(rule Rule, rt Runtime, add func(Rule, string, string, ...any)) {
+func (r *Rules) runtimeVersion(rule Rule, rt Runtime, add func(Rule, string, string)) {
 	type check struct{ expr, what string }
 	var checks []check
 	for _, name := range sortedKeys(rule.Minimum) {
@@ -98,9 +96,9 @@ func (r *Rules) runtimeVersion(rule Rule, rt Runtime, add func(Rule, string, str
 		in, err := r.match(rt.Name, rt.Version, c.expr)
 		switch {
 		case err != nil:
-			add(rule, rt.Name, "runtime %s version %q cannot be checked against %s: %v", rt.Name, rt.Version, c.expr, err)
+			add(rule, rt.Name, fmt.Sprintf("runtime %s version %q cannot be checked against %s: %v", rt.Name, rt.Version, c.expr, err))
 		case in:
-			add(rule, rt.Name, "runtime %s %s is %s", rt.Name, rt.Version, c.what)
+			add(rule, rt.Name, "runtime "+rt.Name+" "+rt.Version+" is "+c.what)
 		}
 	}
 }

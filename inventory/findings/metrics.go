@@ -16,24 +16,28 @@ type openGauge struct {
 	g *prometheus.GaugeVec
 
 	mu       sync.Mutex
-	open     map[string][4]string // finding (gaugeKey) -> its labels
-	children map[[4]string]prometheus.Gauge
+	open     map[gaugeKey]*gaugeChild // an open finding -> its labels' gauge
+	children map[[4]string]*gaugeChild
+}
+
+// gaugeKey names a finding in the gauge.
+type gaugeKey struct{ cluster, uid, rule, subject string }
+
+// gaugeChild is the gauge of one set of labels.
+type gaugeChild struct {
+	labels [4]string
+	g      prometheus.Gauge
 }
 
 // child is the gauge of labels l (WithLabelValues hashes them each call);
 // the caller holds o.mu.
-func (o *openGauge) child(l [4]string) prometheus.Gauge {
+func (o *openGauge) child(l [4]string) *gaugeChild {
 	c, ok := o.children[l]
 	if !ok {
-		c = o.g.WithLabelValues(l[:]...)
+		c = &gaugeChild{labels: l, g: o.g.WithLabelValues(l[:]...)}
 		o.children[l] = c
 	}
 	return c
-}
-
-// gaugeKey names ev's finding in the gauge.
-func gaugeKey(ev schemas.FindingEvent) string {
-	return ev.Workload.Cluster + "/" + ev.Workload.UID + "/" + ev.Rule + "/" + ev.Subject
 }
 
 func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
@@ -45,27 +49,27 @@ func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
 			return nil, err
 		}
 	}
-	return &openGauge{g: g, open: map[string][4]string{}, children: map[[4]string]prometheus.Gauge{}}, nil
+	return &openGauge{g: g, open: map[gaugeKey]*gaugeChild{}, children: map[[4]string]*gaugeChild{}}, nil
 }
 
 // set records the state of the finding whose last event is ev.
 func (o *openGauge) set(ev schemas.FindingEvent) {
-	key := gaugeKey(ev)
-	l := [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace}
+	key := gaugeKey{ev.Workload.Cluster, ev.Workload.UID, ev.Rule, ev.Subject}
 	open := ev.State == schemas.FindingOpened
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	old, was := o.open[key]
-	if was && open && old == l {
+	if was && open && old.labels == [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace} {
 		return
 	}
 	if was {
-		o.child(old).Dec()
+		old.g.Dec()
 		delete(o.open, key)
 	}
 	if open {
-		o.open[key] = l
-		o.child(l).Inc()
+		c := o.child([4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace})
+		o.open[key] = c
+		c.g.Inc()
 	}
 }
 

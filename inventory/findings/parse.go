@@ -20,7 +20,7 @@ import (
 // ranges and is kept for Evaluate.
 func ParseRules(source string, b []byte, match VersionMatcher) (*Rules, error) {
 	if match == nil {
-		match = DefaultVersionMatcher
+		match = defaultMatcher()
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("findings rules file %s: %s", source, fmt.Sprintf(format, a...))

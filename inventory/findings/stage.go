@@ -98,6 +98,22 @@ func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometh
 // Run reads the open findings for the gauge, then consumes BOMS until ctx
 // is done (see engine.Engine.Run).
 func (s *Stage) Run(ctx context.Context) error {
+	s.start(ctx)
+	return s.eng.Run(ctx)
+}
+
+// RunInline is Run for a stage that follows the transformer of its
+// process (Follow) instead of consuming BOMS: it reads the open findings
+// for the gauge, then waits for ctx.
+func (s *Stage) RunInline(ctx context.Context) error {
+	s.start(ctx)
+	<-ctx.Done()
+	return nil
+}
+
+// start reads the open findings for the gauge and the workloads known to
+// have findings.
+func (s *Stage) start(ctx context.Context) {
 	s.gauge.reset()
 	if err := Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
 		s.gauge.set(ev)
@@ -109,7 +125,6 @@ func (s *Stage) Run(ctx context.Context) error {
 		s.known.loaded.Store(true)
 	}
 	s.log.Info("findings stage started", zap.String("rules", s.rules.Source), zap.Strings("ids", s.rules.IDs()))
-	return s.eng.Run(ctx)
 }
 
 // Health is the engine's.
@@ -151,36 +166,56 @@ func (s *Stage) handler(n *counters) engine.Handler {
 		if err != nil {
 			return engine.Permanent(fmt.Errorf("bad message: %w", err))
 		}
-		var want []Finding
-		if !bm.IsTombstone() {
-			facts, err := ReadFacts(bm.BOM)
+		return s.evaluate(ctx, &bm, cmp.Or(bm.EventTime, m.Time), n)
+	}
+}
+
+// Follow evaluates a BOMS message its writer, the transformer stage of
+// the same process, has just stored (see service.Follower), with the
+// same steps as a message the stage consumes: it is how the stage runs
+// inline (RunInline), without a consumer of BOMS. The time of a finding
+// is the version's event time, or now when it has none.
+func (s *Stage) Follow(ctx context.Context, bm *schemas.BOMMessage) error {
+	return s.evaluate(ctx, bm, cmp.Or(bm.EventTime, time.Now().UTC()), &s.n)
+}
+
+// evaluate decides and writes the workload's next finding set for one
+// version, read again and decided again when another writer appended
+// first.
+func (s *Stage) evaluate(ctx context.Context, bm *schemas.BOMMessage, when time.Time, n *counters) error {
+	var want []Finding
+	if !bm.IsTombstone() {
+		facts := bm.Facts // given by the transformer of the process
+		if facts == nil {
+			f, err := ReadFacts(bm.BOM)
 			if err != nil {
 				return engine.Permanent(fmt.Errorf("%s version %d: %w", bm.Workload, bm.ChangeSeq, err))
 			}
-			want = s.rules.Evaluate(facts)
+			facts = &f
 		}
-		for attempt := 0; ; attempt++ {
-			st, err := s.state(ctx, bm.Workload, attempt == 0 && len(want) > 0)
-			if err != nil {
-				return err
-			}
-			for i := range st.set.Findings {
-				s.gauge.set(st.set.Event(i))
-			}
-			if bm.ChangeSeq < st.newest {
-				n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
-				return nil
-			}
-			err = s.apply(ctx, bm, cmp.Or(bm.EventTime, m.Time), want, st, n)
-			if errors.Is(err, stream.ErrWrongLastSeq) && attempt < 3 {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			n.evaluated.Add(1)
+		want = s.rules.Evaluate(*facts)
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := s.state(ctx, bm.Workload, attempt == 0 && len(want) > 0)
+		if err != nil {
+			return err
+		}
+		for i := range st.set.Findings {
+			s.gauge.set(st.set.Event(i))
+		}
+		if bm.ChangeSeq < st.newest {
+			n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
 			return nil
 		}
+		err = s.apply(ctx, *bm, when, want, st, n)
+		if errors.Is(err, stream.ErrWrongLastSeq) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		n.evaluated.Add(1)
+		return nil
 	}
 }
 
@@ -298,10 +333,25 @@ func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (
 // workload may.
 type knownSets struct {
 	loaded atomic.Bool
-	m      sync.Map // cluster/uid -> struct{}
+	mu     sync.RWMutex
+	m      map[[2]string]struct{} // {cluster, uid}
 }
 
-func (k *knownSets) add(w schemas.Workload) { k.m.Store(w.Cluster+"/"+w.UID, struct{}{}) }
+func (k *knownSets) add(w schemas.Workload) {
+	key := [2]string{w.Cluster, w.UID}
+	k.mu.RLock()
+	_, ok := k.m[key]
+	k.mu.RUnlock()
+	if ok {
+		return
+	}
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[[2]string]struct{}{}
+	}
+	k.m[key] = struct{}{}
+	k.mu.Unlock()
+}
 
 // absent reports whether FINDINGS holds no findings of w, as far as the
 // process knows.
@@ -309,6 +359,8 @@ func (k *knownSets) absent(w schemas.Workload) bool {
 	if !k.loaded.Load() {
 		return false
 	}
-	_, ok := k.m.Load(w.Cluster + "/" + w.UID)
+	k.mu.RLock()
+	_, ok := k.m[[2]string{w.Cluster, w.UID}]
+	k.mu.RUnlock()
 	return !ok
 }

@@ -254,3 +254,64 @@ func testHandler(t *testing.T, srv *httptest.Server) {
 		}
 	}
 }
+
+// Inline (Follow, as the transformer of the process calls it): the same
+// lifecycle as through the consumer; following a version again, and a
+// second process consuming BOMS (a replica in consumer mode), write
+// nothing twice.
+func TestFindingFollowInline(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	st, err := New(bus, testRules(t), Config{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = st.RunInline(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	follow := func(seq uint64, bom []byte, tombstone string) {
+		t.Helper()
+		publishBOM(t, bus, chat, seq, bom, tombstone)
+		m, err := bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(chat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the second as after a crash before the ack
+			if err := st.Follow(context.Background(), &bm); err != nil {
+				t.Fatalf("follow version %d: %v", seq, err)
+			}
+		}
+	}
+	follow(1, bomJSON(false), "")
+	follow(2, bomJSON(true), "")
+	follow(3, nil, schemas.TombstoneDeleted)
+	want := []string{
+		"opened image-digest docker.io/vllm/vllm-openai:v0.10.1", "opened model-unpinned org/m",
+		"resolved model-unpinned org/m fixed",
+		"resolved image-digest docker.io/vllm/vllm-openai:v0.10.1 deleted",
+	}
+	if got := events(t, bus); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("inline:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if c := st.Counts(); c.Opened != 2 || c.Resolved != 2 {
+		t.Errorf("counts %+v, want 2 opened and 2 resolved", c)
+	}
+	cs, err := bus.Consumers(context.Background(), schemas.StreamBOMs)
+	if err != nil || len(cs) != 0 {
+		t.Errorf("consumers of BOMS with the stage inline: %+v %v, want none", cs, err)
+	}
+
+	replica := startStage(t, bus, nil)
+	bustest.Eventually(t, "the replica read BOMS", 30*time.Second, func() bool {
+		c := replica.Counts()
+		return c.Evaluated+c.Older >= 3
+	})
+	if got := events(t, bus); len(got) != len(want) {
+		t.Fatalf("a consuming replica wrote findings again:\n%s", strings.Join(got, "\n"))
+	}
+}

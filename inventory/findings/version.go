@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/bomstream/bomstream/inventory/versions"
 )
@@ -37,13 +38,26 @@ var (
 // are zeros). Tags that are not versions (latest, a date) do not parse,
 // and say so.
 func DefaultVersionMatcher(runtime, version, rangeExpr string) (bool, error) {
+	r, err := parseRange(rangeExpr)
+	if err != nil {
+		return false, err
+	}
+	return matchRange(r, runtime, version)
+}
+
+// parseRange reads a range for DefaultVersionMatcher.
+func parseRange(rangeExpr string) (versions.Range, error) {
 	r, err := versions.ParseRange(rangeExpr)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", ErrBadRange, err)
+		return r, fmt.Errorf("%w: %w", ErrBadRange, err)
 	}
 	if len(r.Constraints) == 0 {
-		return false, fmt.Errorf("%w: range %q: no version constraint", ErrBadRange, rangeExpr)
+		return r, fmt.Errorf("%w: range %q: no version constraint", ErrBadRange, rangeExpr)
 	}
+	return r, nil
+}
+
+func matchRange(r versions.Range, runtime, version string) (bool, error) {
 	if !strings.EqualFold(r.Runtime, runtime) {
 		return false, nil
 	}
@@ -52,4 +66,30 @@ func DefaultVersionMatcher(runtime, version, rangeExpr string) (bool, error) {
 		return false, fmt.Errorf("%s version %q: %w", runtime, version, ErrUnparsableVersion)
 	}
 	return r.Admits(runtime, v, true), nil
+}
+
+// defaultMatcher is DefaultVersionMatcher reading each range once: one
+// Rules checks the same few ranges for every BOM.
+func defaultMatcher() VersionMatcher {
+	type parsed struct {
+		r   versions.Range
+		err error
+	}
+	var mu sync.Mutex
+	ranges := map[string]parsed{}
+	return func(runtime, version, rangeExpr string) (bool, error) {
+		mu.Lock()
+		p, ok := ranges[rangeExpr]
+		if !ok {
+			p.r, p.err = parseRange(rangeExpr)
+			if len(ranges) < 1024 { // the rules' ranges, and more only from a caller's mistake
+				ranges[rangeExpr] = p
+			}
+		}
+		mu.Unlock()
+		if p.err != nil {
+			return false, p.err
+		}
+		return matchRange(p.r, runtime, version)
+	}
 }

@@ -43,6 +43,12 @@
 // stage publishes for a stored event, and its publish. `bomstream check
 // --repair` uses them to put back outcomes the store lost, byte for byte.
 //
+// A Follower (Service.Follow) acts on each stored message before its event
+// is acked: the findings stage of the same process evaluates the BOM in
+// hand this way. A redelivered event whose message is stored already is
+// handed to the follower again from BOMS, since the process that stored it
+// may have stopped before its follower acted.
+//
 // A re-render (package transformer/rerender) is no special case here: it
 // appends a copy of a workload's last change to CHANGES, which the stage
 // renders as any event, into a new version.

@@ -52,7 +52,23 @@ type Service struct {
 	eng    *engine.Engine
 	log    *zap.Logger
 	m      metrics
+	follow Follower // nil: none
 }
+
+// Follower acts on every BOMS message the stage stores, in the same step:
+// the stage calls Follow once the message is stored and acks its change
+// event only once Follow returns nil. An error retries the event as a
+// failed publish would (the message, stored already, is not stored
+// again), so Follow must be idempotent; a permanent error
+// (engine.Permanent) dead-letters the event. The findings stage follows
+// this way when it runs in the same process (findings.Stage.Follow): it
+// saves a consumer of BOMS and a decode of every BOM.
+type Follower interface {
+	Follow(ctx context.Context, m *schemas.BOMMessage) error
+}
+
+// Follow makes f follow every message the stage stores; call it before Run.
+func (s *Service) Follow(f Follower) { s.follow = f }
 
 // New checks cfg and registers the metrics on reg (nil registers none).
 // Nothing touches the server before Run.
@@ -119,6 +135,11 @@ func (s *Service) handle(ctx context.Context, m *engine.Msg) error {
 		}
 		if last.changeSeq >= m.Seq {
 			s.m.skipped.WithLabelValues("already-published").Inc()
+			if last.changeSeq == m.Seq && s.follow != nil {
+				// Stored by an earlier attempt that may have stopped
+				// before its follower acted.
+				return s.follow.Follow(ctx, &last.msg)
+			}
 			return nil
 		}
 	}
@@ -138,8 +159,10 @@ func (s *Service) handle(ctx context.Context, m *engine.Msg) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.publishAck(ctx, bm, out)
-	return err
+	if _, err = s.publishAck(ctx, bm, out); err != nil || s.follow == nil {
+		return err
+	}
+	return s.follow.Follow(ctx, bm)
 }
 
 // Outcome is the message the stage publishes on BOMS for the change event
@@ -211,7 +234,7 @@ func (s *Service) outcome(ev schemas.WorkloadChange, changeSeq uint64, wasServin
 	if res.BomHash != "" && res.BomHash != hash {
 		return nil, engine.Permanent(fmt.Errorf("render %s: result bomHash %s does not match its bytes (%s)", w, res.BomHash, hash))
 	}
-	m := &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, EventTime: ev.Time, BomHash: hash, InputHash: ev.Data.InputHash, BOM: res.BOM}
+	m := &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, EventTime: ev.Time, BomHash: hash, InputHash: ev.Data.InputHash, BOM: res.BOM, Facts: res.Facts}
 	if ev.Data.Inputs != nil {
 		m.Images = ev.Data.Inputs.Digests
 	}
@@ -252,6 +275,7 @@ func (s *Service) publishAck(ctx context.Context, m *schemas.BOMMessage, out *na
 type outcome struct {
 	changeSeq uint64 // of its last message; 0 when it has none
 	serving   bool   // the last message is a BOM, not a tombstone
+	msg       schemas.BOMMessage
 }
 
 func (s *Service) lastOutcome(ctx context.Context, subject string) (outcome, error) {
@@ -259,8 +283,8 @@ func (s *Service) lastOutcome(ctx context.Context, subject string) (outcome, err
 	if err != nil || last == nil {
 		return outcome{}, err
 	}
-	m, _ := schemas.DecodeBOMMessage("", last.Header, last.Data) // what it can read of a malformed one
-	return outcome{changeSeq: m.ChangeSeq, serving: !m.IsTombstone()}, nil
+	m, _ := schemas.DecodeBOMMessage(subject, last.Header, last.Data) // what it can read of a malformed one
+	return outcome{changeSeq: m.ChangeSeq, serving: !m.IsTombstone(), msg: m}, nil
 }
 
 // renderSafely runs the renderer, timing it and turning a panic into an error.

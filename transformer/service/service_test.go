@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -677,4 +678,97 @@ func changeData(t *testing.T, b *stream.Bus, seq uint64) []byte {
 		t.Fatal(err)
 	}
 	return m.Data
+}
+
+// follower records what it is asked to follow, failing its first fail calls.
+type follower struct {
+	mu   sync.Mutex
+	fail int
+	got  []schemas.BOMMessage
+}
+
+func (f *follower) Follow(_ context.Context, m *schemas.BOMMessage) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail > 0 {
+		f.fail--
+		return errors.New("follower not ready")
+	}
+	f.got = append(f.got, *m)
+	return nil
+}
+
+func (f *follower) followed() []schemas.BOMMessage {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.got)
+}
+
+// A follower sees every message the stage stores, BOM and tombstone, in
+// order; its failure retries the event without storing the BOM twice, and
+// the event is acked only once it has followed.
+func TestFollowerSeesEveryStoredMessageOnce(t *testing.T) {
+	b := openBus(t, stream.Config{})
+	w := workload("followed")
+	bomSeq := publish(t, b, event(t, w, "vllm:a"))
+	delSeq := publish(t, b, schemas.NewDeleted("test", time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC), w))
+	cfg := Config{}
+	cfg.BaseBackoff, cfg.MaxBackoff, cfg.MaxAttempts = 10*time.Millisecond, 50*time.Millisecond, 1000
+	s := newService(t, b, newTestRenderer(), cfg, nil)
+	f := &follower{fail: 2}
+	s.Follow(f)
+	run(t, s)
+	eventually(t, "both events are acked", func() bool { return settled(t, b, DefaultDurable) })
+
+	stored := messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))
+	if len(stored) != 2 {
+		t.Fatalf("BOMS holds %d messages, want a BOM and a tombstone", len(stored))
+	}
+	got := f.followed()
+	if len(got) != 2 || got[0].ChangeSeq != bomSeq || got[0].IsTombstone() || got[1].ChangeSeq != delSeq || !got[1].IsTombstone() {
+		t.Fatalf("followed %+v, want the BOM at %d then the tombstone at %d", got, bomSeq, delSeq)
+	}
+	if string(got[0].BOM) != string(stored[0].Data) || got[0].Workload != w {
+		t.Errorf("the follower saw another BOM than the one stored")
+	}
+}
+
+// A process that stored a BOM and stopped before its follower acted: the
+// next holder of the event does not store it again, and its follower acts
+// on the stored message.
+func TestFollowerActsOnAMessageStoredBeforeACrash(t *testing.T) {
+	b := openBus(t, stream.Config{})
+	w := workload("crashed")
+	seq := publish(t, b, event(t, w, "vllm:a"))
+	cfg := Config{}
+	cfg.BaseBackoff, cfg.MaxBackoff, cfg.MaxAttempts = time.Hour, time.Hour, 1000
+	first := newService(t, b, newTestRenderer(), cfg, nil)
+	first.Follow(&follower{fail: 1 << 30})
+	stop := run(t, first)
+	eventually(t, "the first process stored the BOM", func() bool {
+		return len(messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))) == 1
+	})
+	stop()
+	if settled(t, b, DefaultDurable) {
+		t.Fatal("the event was acked although its follower failed")
+	}
+
+	cfg.BaseBackoff, cfg.MaxBackoff = 10*time.Millisecond, 50*time.Millisecond
+	r := newTestRenderer()
+	second := newService(t, b, r, cfg, nil)
+	f := &follower{}
+	second.Follow(f)
+	run(t, second)
+	eventually(t, "the event is acked", func() bool { return settled(t, b, DefaultDurable) })
+	stored := messages(t, b, schemas.StreamBOMs, schemas.BOMsSubject(w))
+	if len(stored) != 1 {
+		t.Fatalf("BOMS holds %d messages, want 1", len(stored))
+	}
+	got := f.followed()
+	if len(got) != 1 || got[0].ChangeSeq != seq || string(got[0].BOM) != string(stored[0].Data) || got[0].Workload != w {
+		t.Fatalf("followed %+v, want the stored BOM at %d", got, seq)
+	}
+	if r.totalCalls() != 0 {
+		t.Errorf("the second process rendered %d times an event whose BOM was stored", r.totalCalls())
+	}
 }
