@@ -30,6 +30,9 @@ type Config struct {
 	// fit; it says so in bomstream:truncated properties of the workload.
 	// Default 768 KiB.
 	MaxBOMBytes int
+	// Facts makes Render give Result.Facts, for a stage of the same
+	// process that reads them (the findings stage inline).
+	Facts bool
 }
 
 // DefaultMaxBOMBytes is the default of Config.MaxBOMBytes.
@@ -180,7 +183,9 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 	res.BOM = bytes.Clone(out)
 	res.BomHash = schemas.BomHash(res.BOM)
 	res.Summary = b.summary()
-	res.Facts = b.facts()
+	if r.cfg.Facts {
+		res.Facts = b.facts()
+	}
 	return res, nil
 }
 

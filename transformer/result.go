@@ -15,7 +15,8 @@ type Result struct {
 	Skipped  string
 	Summary  Summary
 	// Facts are what BOM says to the findings rules, as findings.ReadFacts
-	// would read them from it; nil when the event renders no BOM.
+	// would read them from it, when Config.Facts asks for them; nil else,
+	// and when the event renders no BOM.
 	Facts *schemas.BOMFacts
 }
 

@@ -102,7 +102,9 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 		}
 	}
 	if st.source || st.transformer {
-		if p.renderer, err = transformer.NewRenderer(cfg.rendererConfig()); err != nil {
+		rc := cfg.rendererConfig()
+		rc.Facts = st.transformer && st.findings && !cfg.Findings.Disabled // read inline (findingsInline)
+		if p.renderer, err = transformer.NewRenderer(rc); err != nil {
 			return nil, err
 		}
 	}

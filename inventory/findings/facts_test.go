@@ -24,11 +24,11 @@ func TestFindingFactsOfTheTransformerAreReadFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := transformer.NewRenderer(transformer.Config{Version: "test"})
+	whole, err := transformer.NewRenderer(transformer.Config{Version: "test", Facts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, err := transformer.NewRenderer(transformer.Config{Version: "test", MaxBOMBytes: 16 << 10})
+	small, err := transformer.NewRenderer(transformer.Config{Version: "test", MaxBOMBytes: 16 << 10, Facts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +79,13 @@ func TestFindingFactsOfTheTransformerAreReadFacts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	plain, err := transformer.NewRenderer(transformer.Config{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := plain.Render(files.Load(big, filepath.Join(big, "many.yaml"), n).Events[0]); err != nil || res.BOM == nil || res.Facts != nil {
+		t.Errorf("a renderer not asked for facts gives %+v (%v)", res.Facts, err)
 	}
 	if boms < 100 || models < 100 || shrunk == 0 {
 		t.Fatalf("compared %d BOMs with %d models, %d shrunk: too few to say anything", boms, models, shrunk)
