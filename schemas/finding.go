@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -63,11 +62,20 @@ type FindingEvent struct {
 // shows it.
 const FindingFixed = "fixed"
 
-var findingRulePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
 // ValidFindingRule reports whether id can name a rule: 1-63 characters of
 // [a-z0-9-], starting with a letter or digit (it is a subject token).
-func ValidFindingRule(id string) bool { return findingRulePattern.MatchString(id) }
+// Every finding set written is checked, hence no regular expression.
+func ValidFindingRule(id string) bool {
+	if len(id) == 0 || len(id) > 63 || id[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // FindingSubjectKey is the subject token of a finding's subject: the first
 // 16 hex digits of its sha256 (subjects may hold dots and slashes).

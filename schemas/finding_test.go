@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,19 @@ func TestFindingSetCodec(t *testing.T) {
 	if _, _, err = bad.Encode(); err == nil || !strings.Contains(err.Error(), "index 2") {
 		t.Errorf("an index out of range: %v", err)
 	}
-	if FindingSetMsgID(w, 7) != "set.prod.u-1:7" {
-		t.Errorf("msg id %s", FindingSetMsgID(w, 7))
+}
+
+// The hand-written check says what the documented pattern says.
+func TestValidFindingRuleIsThePattern(t *testing.T) {
+	pattern := regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	ids := []string{"", "a", "-", "-a", "a-", "0", "model-unpinned", "Model", "a_b", "a.b", "a b", "é", "a\x00",
+		strings.Repeat("a", 63), strings.Repeat("a", 64), "9" + strings.Repeat("-", 62), "z{", "a`"}
+	for c := 0; c < 256; c++ {
+		ids = append(ids, "x"+string(rune(c)), string([]byte{byte(c)}))
+	}
+	for _, id := range ids {
+		if got, want := ValidFindingRule(id), pattern.MatchString(id); got != want {
+			t.Errorf("ValidFindingRule(%q) = %v, the pattern says %v", id, got, want)
+		}
 	}
 }

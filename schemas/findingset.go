@@ -68,15 +68,6 @@ func FindingSetSubject(w Workload) string {
 	return SubjectFindingSetPrefix + w.Cluster + "." + w.UID
 }
 
-// FindingSetMsgID is the Nats-Msg-Id of a finding set: its workload and
-// the last sequence of its subject its writer saw (0: none). Two writers
-// (or a retry, or a replay) that decide the same next set from the same
-// state write it once; written with Nats-Expected-Last-Subject-Sequence,
-// two different decisions never both land.
-func FindingSetMsgID(w Workload, lastSeq uint64) string {
-	return "set." + w.Cluster + "." + w.UID + ":" + strconv.FormatUint(lastSeq, 10)
-}
-
 // Encode returns the set's subject and body (canonical JSON).
 func (s *FindingSet) Encode() (subject string, body []byte, err error) {
 	if err := s.check(); err != nil {

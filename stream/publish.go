@@ -57,7 +57,10 @@ var ErrWrongLastSeq = errors.New("the subject changed since it was read")
 
 // PublishAfter is Publish with optimistic concurrency: m is stored only
 // while its subject's last sequence is still lastSeq (0: the subject has
-// no message), else the error wraps ErrWrongLastSeq.
+// no message), else the error wraps ErrWrongLastSeq. Being conditional,
+// it is retried through an election or a timeout even without a msgID: a
+// first attempt that was stored makes the retry fail with
+// ErrWrongLastSeq, and the writer reads again.
 func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastSeq uint64) (PubAck, error) {
 	name, err := streamOf(m.Subject)
 	if err != nil {
@@ -67,7 +70,7 @@ func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastS
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
 	}
-	ack, err := b.publishMsg(ctx, m, msgID != "", opts)
+	ack, err := b.publishMsg(ctx, m, true, opts)
 	if isWrongLastSeq(err) {
 		return PubAck{}, fmt.Errorf("publish to %s after seq %d: %w", m.Subject, lastSeq, ErrWrongLastSeq)
 	}

@@ -112,3 +112,81 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkFindingFollow measures the CPU of the stage inline (Follow, as
+// the transformer of the process calls it) per BOM, in process with its
+// embedded JetStream server (getrusage, all threads): BOMSTREAM_BENCH_N
+// (default 2000) fresh workloads, each a golden BOM with the facts the
+// transformer gives, evaluated and their finding sets written by four
+// goroutines (the transformer's concurrency). The facts are read before
+// the clock starts.
+func BenchmarkFindingFollow(b *testing.B) {
+	n := 2000
+	if v, err := strconv.Atoi(os.Getenv("BOMSTREAM_BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	paths, err := filepath.Glob("../../transformer/testdata/golden/manifests/*.cdx.json")
+	if err != nil || len(paths) == 0 {
+		b.Fatalf("golden BOMs: %v", err)
+	}
+	var facts []Facts
+	for _, p := range paths {
+		bom, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := ReadFacts(bom)
+		if err != nil {
+			b.Fatal(err)
+		}
+		facts = append(facts, f)
+	}
+	b.StopTimer()
+	for range b.N {
+		bus := bustest.Open(b, stream.Config{DataDir: b.TempDir()})
+		st, err := New(bus, defaults(b), Config{}, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = st.RunInline(ctx) }()
+		msgs := make([]schemas.BOMMessage, n)
+		for i := range msgs {
+			w := schemas.Workload{Cluster: "prod", Namespace: "ns", APIVersion: "apps/v1", Kind: "Deployment", Name: fmt.Sprintf("w-%d", i), UID: fmt.Sprintf("u-%d", i)}
+			msgs[i] = schemas.BOMMessage{Workload: w, ChangeSeq: uint64(i + 1), EventTime: time.Unix(int64(1000+i), 0), BomHash: "h", BOM: []byte("{}"), Facts: &facts[i%len(facts)]}
+		}
+		for !st.tally.loaded.Load() { // RunInline has read FINDINGS
+			time.Sleep(time.Millisecond)
+		}
+		const workers = 4
+		errs := make(chan error, workers)
+		b.StartTimer()
+		cpu0, start := cpuTime(b), time.Now()
+		for w := range workers {
+			go func() {
+				for i := w; i < n; i += workers {
+					if err := st.Follow(ctx, &msgs[i]); err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range workers {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		used, wall := cpuTime(b)-cpu0, time.Since(start)
+		b.StopTimer()
+		cancel()
+		<-done
+		c := st.Counts()
+		b.ReportMetric(float64(used.Microseconds())/float64(n), "cpu-µs/bom")
+		b.ReportMetric(float64(n)/wall.Seconds(), "boms/s")
+		b.ReportMetric(float64(c.Opened)/float64(n), "opened/bom")
+		bus.Close()
+	}
+}

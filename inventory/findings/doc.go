@@ -45,8 +45,8 @@
 // version the workload's findings were written from is skipped, a finding
 // already in the state asked for changes nothing, and each set is appended
 // with Nats-Expected-Last-Subject-Sequence (the last set's sequence, 0 for
-// none) and a Nats-Msg-Id naming it; another writer appending first makes
-// the stage read again and decide again. Replaying BOMS, a redelivery or a
+// none); another writer appending first, or a retried append whose first
+// attempt was stored, makes the stage read again and decide again. Replaying BOMS, a redelivery or a
 // second replica therefore never writes a finding twice. A tombstone
 // resolves every open finding of its workload (reason: the tombstone's).
 // One read is saved: a workload the process knows no findings of (from

@@ -84,15 +84,7 @@ func (r *Rules) Evaluate(f Facts) []Finding {
 // ranges. A version that cannot be compared is a finding of the rule: it
 // never passes silently.
 func (r *Rules) runtimeVersion(rule Rule, rt Runtime, add func(Rule, string, string)) {
-	type check struct{ expr, what string }
-	var checks []check
-	for _, name := range sortedKeys(rule.Minimum) {
-		checks = append(checks, check{name + "<" + rule.Minimum[name], "below the minimum " + rule.Minimum[name]})
-	}
-	for _, d := range rule.Deny {
-		checks = append(checks, check{d, "inside the deny range " + d})
-	}
-	for _, c := range checks {
+	for _, c := range rule.versions {
 		in, err := r.match(rt.Name, rt.Version, c.expr)
 		switch {
 		case err != nil:
@@ -101,6 +93,24 @@ func (r *Rules) runtimeVersion(rule Rule, rt Runtime, add func(Rule, string, str
 			add(rule, rt.Name, "runtime "+rt.Name+" "+rt.Version+" is "+c.what)
 		}
 	}
+}
+
+// versionCheck is one range a runtime-version rule checks a runtime
+// against, and what being in it means.
+type versionCheck struct{ expr, what string }
+
+// versionChecks are a runtime-version rule's ranges, in the order its
+// findings' messages name them: the minimums by runtime name, then the
+// deny ranges. They are built once, when the rules are read.
+func versionChecks(minimum map[string]string, deny []string) []versionCheck {
+	var checks []versionCheck
+	for _, name := range sortedKeys(minimum) {
+		checks = append(checks, versionCheck{name + "<" + minimum[name], "below the minimum " + minimum[name]})
+	}
+	for _, d := range deny {
+		checks = append(checks, versionCheck{d, "inside the deny range " + d})
+	}
+	return checks
 }
 
 func anyGlob(globs []string, s string) bool {

@@ -271,7 +271,7 @@ func add(a, b Counts) Counts {
 func TestFindingStaleKnowledgeReadAgain(t *testing.T) {
 	bus := bustest.Open(t, stream.Config{})
 	st := startStage(t, bus, nil)
-	bustest.Eventually(t, "the stage's first read", 30*time.Second, func() bool { return st.known.loaded.Load() })
+	bustest.Eventually(t, "the stage's first read", 30*time.Second, func() bool { return st.tally.loaded.Load() })
 	at := time.Unix(1005, 0).UTC()
 	set := schemas.FindingSet{Workload: chat, ChangeSeq: 5, Time: at, Findings: []schemas.SetFinding{
 		{State: schemas.FindingOpened, Rule: "model-unpinned", Severity: "medium", Subject: "org/m", ChangeSeq: 5, Time: at}}, Opened: []int{0}}
@@ -279,7 +279,7 @@ func TestFindingStaleKnowledgeReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, schemas.FindingSetMsgID(chat, 0), 0); err != nil {
+	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	publishBOM(t, bus, chat, 3, bomJSON(false), "")

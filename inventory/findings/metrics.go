@@ -2,6 +2,7 @@ package findings
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -9,38 +10,39 @@ import (
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
-// openGauge is bomstream_findings{rule,severity,cluster,namespace}: the
-// open findings, as far as this process knows them (read from FINDINGS at
-// start, then kept by what the stage reads and writes).
-type openGauge struct {
+// tally is what the process knows of FINDINGS: the workloads it holds
+// findings of, and their open findings, which the gauge
+// bomstream_findings{rule,severity,cluster,namespace} counts. It is read
+// from FINDINGS at start, then kept by what the stage reads and writes.
+// One entry per workload keeps it small: a stage writes a set per BOM
+// version that changes a finding.
+type tally struct {
 	g *prometheus.GaugeVec
+	// loaded says the read at start completed: before it, every workload
+	// may have findings (absent is false).
+	loaded atomic.Bool
 
-	mu       sync.Mutex
-	open     map[gaugeKey]*gaugeChild // an open finding -> its labels' gauge
-	children map[[4]string]*gaugeChild
+	mu        sync.RWMutex
+	workloads map[[2]string]*tallied // {cluster, uid}
+	children  map[[4]string]*gaugeChild
 }
 
-// gaugeKey names a finding in the gauge.
-type gaugeKey struct{ cluster, uid, rule, subject string }
+// tallied is one workload's open findings.
+type tallied struct{ open []openFinding }
+
+// openFinding is one open finding and the gauge of its labels.
+type openFinding struct {
+	rule, subject string
+	c             *gaugeChild
+}
 
 // gaugeChild is the gauge of one set of labels.
 type gaugeChild struct {
-	labels [4]string
+	labels [4]string // rule, severity, cluster, namespace
 	g      prometheus.Gauge
 }
 
-// child is the gauge of labels l (WithLabelValues hashes them each call);
-// the caller holds o.mu.
-func (o *openGauge) child(l [4]string) *gaugeChild {
-	c, ok := o.children[l]
-	if !ok {
-		c = &gaugeChild{labels: l, g: o.g.WithLabelValues(l[:]...)}
-		o.children[l] = c
-	}
-	return c
-}
-
-func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
+func newTally(reg prometheus.Registerer) (*tally, error) {
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "bomstream", Name: "findings",
 		Help: "Open policy findings."}, []string{"rule", "severity", "cluster", "namespace"})
 	if reg != nil {
@@ -49,35 +51,111 @@ func newOpenGauge(reg prometheus.Registerer) (*openGauge, error) {
 			return nil, err
 		}
 	}
-	return &openGauge{g: g, open: map[gaugeKey]*gaugeChild{}, children: map[[4]string]*gaugeChild{}}, nil
+	return &tally{g: g, workloads: map[[2]string]*tallied{}, children: map[[4]string]*gaugeChild{}}, nil
+}
+
+// child is the gauge of labels l (WithLabelValues hashes them each call);
+// the caller holds t.mu.
+func (t *tally) child(l [4]string) *gaugeChild {
+	c, ok := t.children[l]
+	if !ok {
+		c = &gaugeChild{labels: l, g: t.g.WithLabelValues(l[:]...)}
+		t.children[l] = c
+	}
+	return c
+}
+
+// entry is w's entry, made when missing; the caller holds t.mu.
+func (t *tally) entry(w schemas.Workload) *tallied {
+	key := [2]string{w.Cluster, w.UID}
+	e, ok := t.workloads[key]
+	if !ok {
+		e = &tallied{}
+		t.workloads[key] = e
+	}
+	return e
 }
 
 // set records the state of the finding whose last event is ev.
-func (o *openGauge) set(ev schemas.FindingEvent) {
-	key := gaugeKey{ev.Workload.Cluster, ev.Workload.UID, ev.Rule, ev.Subject}
-	open := ev.State == schemas.FindingOpened
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	old, was := o.open[key]
-	if was && open && old.labels == [4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace} {
+func (t *tally) set(ev schemas.FindingEvent) {
+	t.setFinding(ev.Workload, ev.Rule, ev.Severity, ev.Subject, ev.State == schemas.FindingOpened)
+}
+
+// setFindings records the state of every finding of a set (which a
+// stage read or wrote), or only those at the indexes ix when given.
+func (t *tally) setFindings(s *schemas.FindingSet, ix ...[]int) {
+	if len(ix) == 0 {
+		for i := range s.Findings {
+			f := &s.Findings[i]
+			t.setFinding(s.Workload, f.Rule, f.Severity, f.Subject, f.State == schemas.FindingOpened)
+		}
 		return
 	}
-	if was {
-		old.g.Dec()
-		delete(o.open, key)
+	for _, is := range ix {
+		for _, i := range is {
+			f := &s.Findings[i]
+			t.setFinding(s.Workload, f.Rule, f.Severity, f.Subject, f.State == schemas.FindingOpened)
+		}
+	}
+}
+
+// setFinding records that w's finding (rule, subject) is open or not, and
+// that FINDINGS holds findings of w.
+func (t *tally) setFinding(w schemas.Workload, rule, severity, subject string, open bool) {
+	labels := [4]string{rule, severity, w.Cluster, w.Namespace}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entry(w)
+	i := 0
+	for i < len(e.open) && (e.open[i].rule != rule || e.open[i].subject != subject) {
+		i++
+	}
+	if i < len(e.open) {
+		if open && e.open[i].c.labels == labels {
+			return
+		}
+		e.open[i].c.g.Dec()
+		e.open = append(e.open[:i], e.open[i+1:]...)
 	}
 	if open {
-		c := o.child([4]string{ev.Rule, ev.Severity, ev.Workload.Cluster, ev.Workload.Namespace})
-		o.open[key] = c
+		c := t.child(labels)
+		e.open = append(e.open, openFinding{rule: rule, subject: subject, c: c})
 		c.g.Inc()
 	}
 }
 
-// reset forgets every finding, before a full read of FINDINGS.
-func (o *openGauge) reset() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.g.Reset()
-	clear(o.open)
-	clear(o.children)
+// known records that FINDINGS holds findings of w.
+func (t *tally) known(w schemas.Workload) {
+	key := [2]string{w.Cluster, w.UID}
+	t.mu.RLock()
+	_, ok := t.workloads[key]
+	t.mu.RUnlock()
+	if ok {
+		return
+	}
+	t.mu.Lock()
+	t.entry(w)
+	t.mu.Unlock()
+}
+
+// absent reports whether FINDINGS holds no findings of w, as far as the
+// process knows.
+func (t *tally) absent(w schemas.Workload) bool {
+	if !t.loaded.Load() {
+		return false
+	}
+	t.mu.RLock()
+	_, ok := t.workloads[[2]string{w.Cluster, w.UID}]
+	t.mu.RUnlock()
+	return !ok
+}
+
+// reset forgets every workload, before a full read of FINDINGS.
+func (t *tally) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.loaded.Store(false)
+	t.g.Reset()
+	clear(t.workloads)
+	clear(t.children)
 }

@@ -127,6 +127,7 @@ func parseRule(n *yaml.Node, match VersionMatcher) (r Rule, enabled bool, errs [
 		}
 	}
 	r.Minimum = minimums(fields["minimum"], match, bad)
+	r.versions = versionChecks(r.Minimum, r.Deny)
 	return r, enabled, errs
 }
 

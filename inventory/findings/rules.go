@@ -45,6 +45,8 @@ type Rule struct {
 	// ranges no runtime may be in ("vllm>=0.5,<0.5.5").
 	Minimum map[string]string
 	Deny    []string
+
+	versions []versionCheck // Minimum and Deny, as Evaluate checks them
 }
 
 // Rules is a policy: the enabled rules of a file, in file order.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,10 +65,9 @@ type Stage struct {
 	rules *Rules
 	cfg   engine.Config
 	log   *zap.Logger
-	gauge *openGauge
+	tally *tally // the workloads with findings, and the gauge
 	eng   *engine.Engine
 	n     counters
-	known knownSets
 }
 
 // New prepares the stage; rules come from LoadRules. Metrics are
@@ -79,7 +76,7 @@ func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometh
 	if log == nil {
 		log = zap.NewNop()
 	}
-	g, err := newOpenGauge(reg)
+	t, err := newTally(reg)
 	if err != nil {
 		return nil, fmt.Errorf("findings: metrics: %w", err)
 	}
@@ -88,7 +85,7 @@ func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometh
 	ec.Durable = cmp.Or(ec.Durable, schemas.StageFindings)
 	ec.Filter = schemas.SubjectBOMsPrefix + ">"
 	ec.Description = "bomstream findings"
-	s := &Stage{bus: bus, rules: rules, cfg: ec, log: log.With(zap.String("stage", schemas.StageFindings)), gauge: g}
+	s := &Stage{bus: bus, rules: rules, cfg: ec, log: log.With(zap.String("stage", schemas.StageFindings)), tally: t}
 	if s.eng, err = engine.New(bus, ec, s.handler(&s.n), log, reg); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
@@ -114,15 +111,14 @@ func (s *Stage) RunInline(ctx context.Context) error {
 // start reads the open findings for the gauge and the workloads known to
 // have findings.
 func (s *Stage) start(ctx context.Context) {
-	s.gauge.reset()
+	s.tally.reset()
 	if err := Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
-		s.gauge.set(ev)
-		s.known.add(ev.Workload)
+		s.tally.set(ev)
 		return nil
 	}); err != nil {
 		s.log.Warn("read open findings", zap.Error(err))
 	} else {
-		s.known.loaded.Store(true)
+		s.tally.loaded.Store(true)
 	}
 	s.log.Info("findings stage started", zap.String("rules", s.rules.Source), zap.Strings("ids", s.rules.IDs()))
 }
@@ -200,9 +196,7 @@ func (s *Stage) evaluate(ctx context.Context, bm *schemas.BOMMessage, when time.
 		if err != nil {
 			return err
 		}
-		for i := range st.set.Findings {
-			s.gauge.set(st.set.Event(i))
-		}
+		s.tally.setFindings(&st.set)
 		if bm.ChangeSeq < st.newest {
 			n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
 			return nil
@@ -219,61 +213,55 @@ func (s *Stage) evaluate(ctx context.Context, bm *schemas.BOMMessage, when time.
 	}
 }
 
-type findingName struct{ rule, subject string }
-
 // apply writes the workload's next finding set when the version opens a
 // wanted finding not open, or resolves an open finding not wanted;
-// nothing when neither.
+// nothing when neither. Both the set read (st) and want are sorted by
+// rule and subject, one finding per pair: the next set is their merge,
+// sorted the same way.
 func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, st state, n *counters) error {
-	next := schemas.FindingSet{Workload: bm.Workload, ChangeSeq: bm.ChangeSeq, Time: when, Findings: slices.Clone(st.set.Findings)}
-	at := make(map[findingName]int, len(next.Findings)+len(want))
-	for i, f := range next.Findings {
-		at[findingName{f.Rule, f.Subject}] = i
+	old := st.set.Findings
+	next := schemas.FindingSet{Workload: bm.Workload, ChangeSeq: bm.ChangeSeq, Time: when, Findings: make([]schemas.SetFinding, 0, len(old)+len(want))}
+	for i, j := 0, 0; i < len(old) || j < len(want); {
+		var c int // old[i] against want[j]; the missing side is greater
+		switch {
+		case i == len(old):
+			c = 1
+		case j == len(want):
+			c = -1
+		default:
+			c = cmp.Or(cmp.Compare(old[i].Rule, want[j].Rule), cmp.Compare(old[i].Subject, want[j].Subject))
+		}
+		switch {
+		case c == 0 && old[i].State == schemas.FindingOpened: // wanted and open
+			next.Findings = append(next.Findings, old[i])
+			i, j = i+1, j+1
+		case c >= 0: // wanted, and not in the set or resolved there: it opens
+			f := want[j]
+			next.Opened = append(next.Opened, len(next.Findings))
+			next.Findings = append(next.Findings, schemas.SetFinding{State: schemas.FindingOpened, Rule: f.Rule, Severity: f.Severity,
+				Subject: f.Subject, Message: f.Message, ChangeSeq: bm.ChangeSeq, Time: when})
+			if c == 0 {
+				i++
+			}
+			j++
+		case old[i].State != schemas.FindingOpened: // resolved, and not wanted
+			next.Findings = append(next.Findings, old[i])
+			i++
+		default: // open, and not wanted: it resolves
+			f := old[i]
+			f.State, f.ChangeSeq, f.OpenedAt, f.Time, f.Reason = schemas.FindingResolved, bm.ChangeSeq, f.Time, when, schemas.FindingFixed
+			if bm.IsTombstone() {
+				f.Reason = bm.Tombstone
+			} else if _, ok := s.rules.Rule(f.Rule); !ok {
+				f.Reason = "rule-removed"
+			}
+			next.Resolved = append(next.Resolved, len(next.Findings))
+			next.Findings = append(next.Findings, f)
+			i++
+		}
 	}
-	changed := map[findingName]string{}
-	wanted := make(map[findingName]bool, len(want))
-	for _, f := range want {
-		k := findingName{f.Rule, f.Subject}
-		i, ok := at[k]
-		if wanted[k] || ok && next.Findings[i].State == schemas.FindingOpened {
-			wanted[k] = true
-			continue
-		}
-		wanted[k], changed[k] = true, schemas.FindingOpened
-		sf := schemas.SetFinding{State: schemas.FindingOpened, Rule: f.Rule, Severity: f.Severity, Subject: f.Subject, Message: f.Message,
-			ChangeSeq: bm.ChangeSeq, Time: when}
-		if ok {
-			next.Findings[i] = sf
-		} else {
-			at[k] = len(next.Findings)
-			next.Findings = append(next.Findings, sf)
-		}
-	}
-	for i := range next.Findings {
-		f := &next.Findings[i]
-		k := findingName{f.Rule, f.Subject}
-		if f.State != schemas.FindingOpened || wanted[k] {
-			continue
-		}
-		changed[k] = schemas.FindingResolved
-		f.State, f.ChangeSeq, f.OpenedAt, f.Time, f.Reason = schemas.FindingResolved, bm.ChangeSeq, f.Time, when, schemas.FindingFixed
-		if bm.IsTombstone() {
-			f.Reason = bm.Tombstone
-		} else if _, ok := s.rules.Rule(f.Rule); !ok {
-			f.Reason = "rule-removed"
-		}
-	}
-	if len(changed) == 0 {
+	if len(next.Opened) == 0 && len(next.Resolved) == 0 {
 		return nil
-	}
-	slices.SortFunc(next.Findings, compareSetFindings)
-	for i, f := range next.Findings {
-		switch changed[findingName{f.Rule, f.Subject}] {
-		case schemas.FindingOpened:
-			next.Opened = append(next.Opened, i)
-		case schemas.FindingResolved:
-			next.Resolved = append(next.Resolved, i)
-		}
 	}
 	return s.publish(ctx, next, st.seq, n)
 }
@@ -285,33 +273,27 @@ func (s *Stage) publish(ctx context.Context, set schemas.FindingSet, lastSeq uin
 	if err != nil {
 		return engine.Permanent(err)
 	}
-	ack, err := s.bus.PublishAfter(ctx, &nats.Msg{Subject: subj, Data: body}, schemas.FindingSetMsgID(set.Workload, lastSeq), lastSeq)
-	if err != nil {
+	// No message id: the condition alone makes two writers deciding from
+	// the same state (or a retry of a stored attempt) write once, the
+	// other reading again.
+	if _, err := s.bus.PublishAfter(ctx, &nats.Msg{Subject: subj, Data: body}, "", lastSeq); err != nil {
 		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, err)
 	}
-	if ack.Duplicate {
-		// Another writer decided from the same state first: read again.
-		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, stream.ErrWrongLastSeq)
-	}
-	s.known.add(set.Workload)
+	s.tally.known(set.Workload)
 	n.opened.Add(uint64(len(set.Opened)))
 	n.resolved.Add(uint64(len(set.Resolved)))
-	for _, ix := range [][]int{set.Opened, set.Resolved} {
-		for _, i := range ix {
-			s.gauge.set(set.Event(i))
-		}
-	}
+	s.tally.setFindings(&set, set.Opened, set.Resolved)
 	return nil
 }
 
 // state is the workload's findings as FINDINGS holds them (workloadState).
 // When the version opens something (mayAssume) and the workload has no
-// finding set as far as the process knows (knownSets), it is taken to
+// finding set as far as the process knows (tally), it is taken to
 // have none without reading: the set written is appended only while its
 // subject is still empty, and is read and decided again else, so this
 // saves the read of fresh workloads and changes no outcome.
 func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (state, error) {
-	if mayAssume && s.known.absent(w) {
+	if mayAssume && s.tally.absent(w) {
 		old, err := oldLayout(ctx, s.bus)
 		if err != nil {
 			return state{}, err
@@ -322,45 +304,7 @@ func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (
 	}
 	st, err := workloadState(ctx, s.bus, w)
 	if err == nil && len(st.set.Findings) > 0 {
-		s.known.add(w)
+		s.tally.known(w)
 	}
 	return st, err
-}
-
-// knownSets are the workloads FINDINGS may hold findings of, as far as
-// the process knows: those it read when the stage started (Run), and
-// those it read or wrote since. Before a complete read at start, every
-// workload may.
-type knownSets struct {
-	loaded atomic.Bool
-	mu     sync.RWMutex
-	m      map[[2]string]struct{} // {cluster, uid}
-}
-
-func (k *knownSets) add(w schemas.Workload) {
-	key := [2]string{w.Cluster, w.UID}
-	k.mu.RLock()
-	_, ok := k.m[key]
-	k.mu.RUnlock()
-	if ok {
-		return
-	}
-	k.mu.Lock()
-	if k.m == nil {
-		k.m = map[[2]string]struct{}{}
-	}
-	k.m[key] = struct{}{}
-	k.mu.Unlock()
-}
-
-// absent reports whether FINDINGS holds no findings of w, as far as the
-// process knows.
-func (k *knownSets) absent(w schemas.Workload) bool {
-	if !k.loaded.Load() {
-		return false
-	}
-	k.mu.RLock()
-	_, ok := k.m[[2]string{w.Cluster, w.UID}]
-	k.mu.RUnlock()
-	return !ok
 }

@@ -110,7 +110,7 @@ func TestFindingLifecycle(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	st := startStage(t, bus, reg)
 	gauge := func(rule, sev string) float64 {
-		return testutil.ToFloat64(st.gauge.g.WithLabelValues(rule, sev, "prod", "ml"))
+		return testutil.ToFloat64(st.tally.g.WithLabelValues(rule, sev, "prod", "ml"))
 	}
 	evaluated := func(n uint64) {
 		bustest.Eventually(t, fmt.Sprintf("%d evaluations", n), 30*time.Second, func() bool { return st.Counts().Evaluated >= n })
@@ -201,7 +201,7 @@ func TestFindingRestartCountsOpenFindings(t *testing.T) {
 	if got := events(t, bus); len(got) != len(before) {
 		t.Errorf("a consumer created again wrote findings again: %q", got)
 	}
-	if v := testutil.ToFloat64(st2.gauge.g.WithLabelValues("image-digest", "low", "prod", "web")); v != 1 {
+	if v := testutil.ToFloat64(st2.tally.g.WithLabelValues("image-digest", "low", "prod", "web")); v != 1 {
 		t.Errorf("gauge of the new stage for web: %v", v)
 	}
 	wf, err := OpenFor(context.Background(), bus, []schemas.Workload{chat, other})
@@ -313,5 +313,69 @@ func TestFindingFollowInline(t *testing.T) {
 	})
 	if got := events(t, bus); len(got) != len(want) {
 		t.Fatalf("a consuming replica wrote findings again:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// The next set is the merge of the set read and the findings wanted: an
+// open finding still wanted is kept as it was, one no longer wanted
+// resolves, a resolved one wanted again opens again, a new one opens, and
+// a resolved one not wanted stays as it was; the set stays sorted.
+func TestFindingApplyMerges(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	st, err := New(bus, testRules(t), Config{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, then := time.Unix(2000, 0).UTC(), time.Unix(1000, 0).UTC()
+	was := func(state, rule, subject string) schemas.SetFinding {
+		return schemas.SetFinding{State: state, Rule: rule, Severity: "low", Subject: subject, Message: "old", ChangeSeq: 1, Time: then}
+	}
+	old := state{set: schemas.FindingSet{Workload: chat, ChangeSeq: 1, Findings: []schemas.SetFinding{
+		was(schemas.FindingOpened, "image-digest", "a"),     // not wanted: resolves
+		was(schemas.FindingResolved, "image-digest", "b"),   // wanted again: opens
+		was(schemas.FindingOpened, "model-unpinned", "c"),   // still wanted: kept
+		was(schemas.FindingResolved, "model-unpinned", "e"), // not wanted, resolved: kept
+	}}}
+	want := []Finding{
+		{Rule: "image-digest", Severity: "low", Subject: "b", Message: "new"},
+		{Rule: "model-unpinned", Severity: "medium", Subject: "c", Message: "new"},
+		{Rule: "model-unpinned", Severity: "medium", Subject: "d", Message: "new"},
+	}
+	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 2}, at, want, old, &st.n); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat))
+	if err != nil || raw == nil {
+		t.Fatalf("no finding set written: %v", err)
+	}
+	set, err := schemas.DecodeFindingSet(raw.Subject, raw.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range set.Findings {
+		got = append(got, fmt.Sprintf("%s %s %s %s seq=%d", f.State, f.Rule, f.Subject, f.Message, f.ChangeSeq))
+	}
+	wantSet := []string{
+		"resolved image-digest a old seq=2", "opened image-digest b new seq=2", "opened model-unpinned c old seq=1",
+		"opened model-unpinned d new seq=2", "resolved model-unpinned e old seq=1",
+	}
+	if strings.Join(got, "\n") != strings.Join(wantSet, "\n") {
+		t.Errorf("next set:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantSet, "\n"))
+	}
+	if !slices.Equal(set.Opened, []int{1, 3}) || !slices.Equal(set.Resolved, []int{0}) {
+		t.Errorf("opened %v resolved %v, want [1 3] and [0]", set.Opened, set.Resolved)
+	}
+	if r := set.Findings[0]; r.Reason != schemas.FindingFixed || !r.OpenedAt.Equal(then) || !r.Time.Equal(at) {
+		t.Errorf("resolved finding %+v: want reason fixed, opened at %v, resolved at %v", r, then, at)
+	}
+
+	// Nothing opens or resolves: nothing is written.
+	before := raw.Sequence
+	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 3}, at, want, state{set: set, seq: raw.Sequence}, &st.n); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat)); raw.Sequence != before {
+		t.Errorf("a version that changes nothing wrote a set (seq %d after %d)", raw.Sequence, before)
 	}
 }

@@ -41,6 +41,8 @@ func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (st
 		if err != nil { // unreadable: nothing open, and overwritten next
 			set = schemas.FindingSet{Workload: w}
 		}
+		// Sorted as the stage writes them; the merge in apply needs it.
+		slices.SortFunc(set.Findings, compareSetFindings)
 		return state{set: set, seq: raw.Sequence, newest: set.ChangeSeq}, nil
 	}
 	old, err := oldLayout(ctx, bus)
