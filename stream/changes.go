@@ -90,27 +90,25 @@ func (b *Bus) PublishChange(ctx context.Context, ev schemas.WorkloadChange) (seq
 		}
 		if lastSeq == 0 {
 			if err := b.indexName(ctx, ev); err != nil {
-				return ack.Sequence, true, fmt.Errorf("publish change %s: %w", w, err)
+				return ack.Seq, true, fmt.Errorf("publish change %s: %w", w, err)
 			}
 		}
-		return ack.Sequence, true, nil
+		return ack.Seq, true, nil
 	}
 	return 0, false, fmt.Errorf("publish change %s: %w", w, ErrConflict)
 }
 
 // publishChangeAt is one conditional append: it succeeds only when the
 // subject's last sequence is still lastSeq.
-func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, typ, inputHash string, data []byte, lastSeq uint64) (*jetstream.PubAck, error) {
+func (b *Bus) publishChangeAt(ctx context.Context, w schemas.Workload, typ, inputHash string, data []byte, lastSeq uint64) (PubAck, error) {
 	msg := &nats.Msg{Subject: schemas.ChangesSubject(w), Data: data, Header: nats.Header{}}
 	msg.Header.Set(headerEventType, typ)
 	if inputHash != "" {
 		msg.Header.Set(schemas.HeaderInputHash, inputHash)
 	}
-	return b.publishMsg(ctx, msg, true, []jetstream.PublishOpt{
-		jetstream.WithMsgID(schemas.ChangeMsgID(w, lastSeq)),
-		jetstream.WithExpectLastSequencePerSubject(lastSeq),
-		jetstream.WithExpectStream(schemas.StreamChanges),
-	})
+	setPublishHeaders(msg, schemas.StreamChanges, schemas.ChangeMsgID(w, lastSeq))
+	expectLastSubjectSeq(msg, lastSeq)
+	return b.publishMsg(ctx, msg, true)
 }
 
 // AppendChangeAfter appends ev to its workload's history only while the

@@ -114,8 +114,8 @@ func TestPublishChangeRetryIsDropped(t *testing.T) {
 	case isWrongLastSeq(err):
 	case err != nil:
 		t.Fatal(err)
-	case !retry.Duplicate || retry.Sequence != first.Sequence:
-		t.Fatalf("retry ack %+v, want a duplicate of seq %d", retry, first.Sequence)
+	case !retry.Duplicate || retry.Seq != first.Seq:
+		t.Fatalf("retry ack %+v, want a duplicate of seq %d", retry, first.Seq)
 	}
 	s, err := b.js.Stream(ctx, schemas.StreamChanges)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestPublishChangeRetryIsDropped(t *testing.T) {
 	// Publishing the same state again through PublishChange reads the stored
 	// event and publishes nothing.
 	seq, published, err := b.PublishChange(ctx, observed(t, w, "vllm:a"))
-	if err != nil || published || seq != first.Sequence {
+	if err != nil || published || seq != first.Seq {
 		t.Fatalf("same state after retry: seq %d published %v err %v", seq, published, err)
 	}
 }

@@ -80,11 +80,14 @@ func (b *Bus) PutDeadLetter(ctx context.Context, d DeadLetter, msgID string) (ui
 	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(d.Seq, 10))
 	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(d.Delivered, 10))
 	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
-	ack, err := b.publishMsg(ctx, out, true, []jetstream.PublishOpt{jetstream.WithMsgID(msgID)})
+	if msgID != "" {
+		out.Header[jetstream.MsgIDHeader] = []string{msgID}
+	}
+	ack, err := b.publishMsg(ctx, out, true)
 	if err != nil {
 		return 0, fmt.Errorf("dead letter to %s: %w", out.Subject, err)
 	}
-	return ack.Sequence, nil
+	return ack.Seq, nil
 }
 
 // DeadLetter is a message a stage gave up on, as stored on DLQ.

@@ -1,9 +1,12 @@
 package stream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -27,27 +30,130 @@ func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, e
 	if err != nil {
 		return PubAck{}, err
 	}
-	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(name)}
-	if msgID != "" {
-		opts = append(opts, jetstream.WithMsgID(msgID))
-	}
-	ack, err := b.publishMsg(ctx, m, msgID != "", opts)
+	setPublishHeaders(m, name, msgID)
+	ack, err := b.publishMsg(ctx, m, msgID != "")
 	if err != nil {
 		return PubAck{}, fmt.Errorf("publish to %s: %w", m.Subject, err)
 	}
-	return PubAck{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+	return ack, nil
+}
+
+// setPublishHeaders sets the headers of a publish to stream: the stream
+// expected and the message id (none when empty); what jetstream's
+// WithExpectStream and WithMsgID set.
+func setPublishHeaders(m *nats.Msg, stream, msgID string) {
+	if m.Header == nil {
+		m.Header = nats.Header{}
+	}
+	m.Header[jetstream.ExpectedStreamHeader] = []string{stream}
+	if msgID != "" {
+		m.Header[jetstream.MsgIDHeader] = []string{msgID}
+	}
+}
+
+// expectLastSubjectSeq makes m's publish conditional: stored only while
+// its subject's last sequence is lastSeq (what jetstream's
+// WithExpectLastSequencePerSubject sets). Call it after setPublishHeaders.
+func expectLastSubjectSeq(m *nats.Msg, lastSeq uint64) {
+	m.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(lastSeq, 10)}
 }
 
 // publishMsg publishes m and waits for its ack, retrying through a leader
-// election or a reconnect (see retry); repeatable says m carries a
-// Nats-Msg-Id, so that a stored first attempt makes the retry a duplicate.
-func (b *Bus) publishMsg(ctx context.Context, m *nats.Msg, repeatable bool, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	var ack *jetstream.PubAck
+// election or a reconnect (see retry); repeatable says that sending m
+// twice is harmless (it carries a Nats-Msg-Id, so that a stored first
+// attempt makes the retry a duplicate, or a condition it then fails).
+func (b *Bus) publishMsg(ctx context.Context, m *nats.Msg, repeatable bool) (PubAck, error) {
+	var ack PubAck
 	err := b.retry(ctx, m.Subject, repeatable, func(ctx context.Context) (err error) {
-		ack, err = b.js.PublishMsg(ctx, m, opts...)
+		ack, err = b.request(ctx, m)
 		return err
 	})
 	return ack, err
+}
+
+// request sends m to its stream and reads the stream's answer: what
+// jetstream's PublishMsg does, without its own retries (retry does them)
+// and, for the usual answer, without a JSON decoder. Errors are the ones
+// it returns: nats.ErrNoResponders, a *jetstream.APIError, or
+// jetstream.ErrInvalidJSAck.
+func (b *Bus) request(ctx context.Context, m *nats.Msg) (PubAck, error) {
+	resp, err := b.nc.RequestMsgWithContext(ctx, m)
+	if err != nil {
+		return PubAck{}, err
+	}
+	return parsePubAck(resp.Data)
+}
+
+// parsePubAck reads a stream's answer to a publish. The server writes a
+// stored message's ack from a template, {"stream":"S","seq":N} (with a
+// "domain" after the stream in a JetStream domain), and a duplicate's as
+// JSON with "duplicate":true after the sequence: those are read by hand,
+// anything else through the JSON decoder.
+func parsePubAck(data []byte) (PubAck, error) {
+	if ack, ok := scanPubAck(data); ok {
+		return ack, nil
+	}
+	var r struct {
+		Error     *jetstream.APIError `json:"error"`
+		Stream    string              `json:"stream"`
+		Seq       uint64              `json:"seq"`
+		Duplicate bool                `json:"duplicate"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return PubAck{}, jetstream.ErrInvalidJSAck
+	}
+	if r.Error != nil {
+		return PubAck{}, fmt.Errorf("nats: %w", r.Error)
+	}
+	if r.Stream == "" {
+		return PubAck{}, jetstream.ErrInvalidJSAck
+	}
+	return PubAck{Seq: r.Seq, Duplicate: r.Duplicate}, nil
+}
+
+// scanPubAck reads the acks of parsePubAck's usual shapes; ok is false
+// for any other.
+func scanPubAck(data []byte) (ack PubAck, ok bool) {
+	rest, ok := skipQuotedField(data, `{"stream":`)
+	if !ok {
+		return ack, false
+	}
+	if r, ok := skipQuotedField(rest, `,"domain":`); ok {
+		rest = r
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`,"seq":`))
+	if !ok {
+		return ack, false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	seq, err := strconv.ParseUint(string(rest[:n]), 10, 64)
+	if err != nil || seq == 0 {
+		return ack, false
+	}
+	switch string(rest[n:]) {
+	case "}":
+		return PubAck{Seq: seq}, true
+	case `,"duplicate":true}`:
+		return PubAck{Seq: seq, Duplicate: true}, true
+	}
+	return ack, false
+}
+
+// skipQuotedField skips prefix and the non-empty JSON string after it,
+// when that string has no escapes (stream names and domains cannot).
+func skipQuotedField(data []byte, prefix string) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(prefix))
+	if !ok || len(rest) < 3 || rest[0] != '"' {
+		return data, false
+	}
+	end := bytes.IndexByte(rest[1:], '"')
+	if end <= 0 || bytes.IndexByte(rest[1:1+end], '\\') >= 0 {
+		return data, false
+	}
+	return rest[end+2:], true
 }
 
 // ErrWrongLastSeq is returned by PublishAfter when the subject's last
@@ -66,18 +172,16 @@ func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastS
 	if err != nil {
 		return PubAck{}, err
 	}
-	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(name), jetstream.WithExpectLastSequencePerSubject(lastSeq)}
-	if msgID != "" {
-		opts = append(opts, jetstream.WithMsgID(msgID))
-	}
-	ack, err := b.publishMsg(ctx, m, true, opts)
+	setPublishHeaders(m, name, msgID)
+	expectLastSubjectSeq(m, lastSeq)
+	ack, err := b.publishMsg(ctx, m, true)
 	if isWrongLastSeq(err) {
 		return PubAck{}, fmt.Errorf("publish to %s after seq %d: %w", m.Subject, lastSeq, ErrWrongLastSeq)
 	}
 	if err != nil {
 		return PubAck{}, fmt.Errorf("publish to %s: %w", m.Subject, err)
 	}
-	return PubAck{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+	return ack, nil
 }
 
 // streamOf names the stream that stores subject.
