@@ -56,51 +56,45 @@ type rules struct {
 	runtimes []*runtimeRule
 	// headWords is how many words of a command line the launch, client
 	// and download patterns can look at (0: any number).
-	headWords        int
-	byName           map[string]*runtimeRule
-	kindPurpose      map[string]string
-	notRuntimes      []notRuntime
-	roles            []roleRule
-	settingFlag      map[string]string // flag -> property name of the setting
-	settingEnv       map[string]string
-	settingField     map[string]string
-	modelFlags       map[string]bool
-	hfFlags          map[string]bool
-	modelEnv         map[string]bool
-	modelEnvRE       []*regexp.Regexp
-	envFields        map[string]bool
-	revFields        map[string]bool
-	hfEnv            map[string]bool
-	revFlags         map[string]bool
-	revEnv           map[string]bool
-	modelFields      map[string]bool
-	ignore           []*regexp.Regexp
-	nimImage         *regexp.Regexp
-	nimGeneric       []*regexp.Regexp
-	imageModels      []imageModel
-	adapterFields    map[string]bool
-	booleans         map[string]bool
-	argsEnv          map[string]bool
-	backendFlags     map[string][]*runtimeRule // flag -> wrappers it picks the backend of
-	engineFlagOwners map[string][]string       // flag -> engines it reveals
-	fieldRules       map[string][]*runtimeRule // field name -> runtimes with a rule on it, in order
-	wrappersOf       map[string][]*runtimeRule // engine -> runtimes that wrap it, in order
-	envRules         map[string][]envBackend   // env name -> wrappers it selects a backend of
-	versionFields    map[string][]*runtimeRule // field name -> runtimes it gives the version of
-	imageFields      map[string]bool
-	listFlags        map[string]bool
-	listEnv          map[string]bool
-	pairs            []FieldPair
-	stored           []FieldPair
-	jsonFlags        map[string][]string // flag -> keys of its JSON value that name a model
-	clientFlags      map[string]bool
-	clientEnv        []*regexp.Regexp
-	clientEnvNot     []*regexp.Regexp
-	presets          map[string]map[string]string
-	defaults         []defaultRuntime
-	downloads        []downloadRule
-	serving          *servingRules
-	memo             *matchMemo // what the rules said of strings seen before
+	headWords   int
+	byName      map[string]*runtimeRule
+	kindPurpose map[string]string
+	notRuntimes []notRuntime
+	roles       []roleRule
+	// flags is what the rules say of each flag name they know: one lookup
+	// per flag of a command line.
+	flags         map[string]*flagRule
+	settingEnv    map[string]string
+	settingField  map[string]string
+	modelEnv      map[string]bool
+	modelEnvRE    []*regexp.Regexp
+	envFields     map[string]bool
+	revFields     map[string]bool
+	hfEnv         map[string]bool
+	revEnv        map[string]bool
+	modelFields   map[string]bool
+	ignore        []*regexp.Regexp
+	nimImage      *regexp.Regexp
+	nimGeneric    []*regexp.Regexp
+	imageModels   []imageModel
+	adapterFields map[string]bool
+	booleans      map[string]bool
+	argsEnv       map[string]bool
+	fieldRules    map[string][]*runtimeRule // field name -> runtimes with a rule on it, in order
+	wrappersOf    map[string][]*runtimeRule // engine -> runtimes that wrap it, in order
+	envRules      map[string][]envBackend   // env name -> wrappers it selects a backend of
+	versionFields map[string][]*runtimeRule // field name -> runtimes it gives the version of
+	imageFields   map[string]bool
+	listEnv       map[string]bool
+	pairs         []FieldPair
+	stored        []FieldPair
+	clientEnv     []*regexp.Regexp
+	clientEnvNot  []*regexp.Regexp
+	presets       map[string]map[string]string
+	defaults      []defaultRuntime
+	downloads     []downloadRule
+	serving       *servingRules
+	memo          *matchMemo // what the rules said of strings seen before
 	// shellOf is r.shell, made once: a method value made on each use
 	// allocates.
 	shellOf func(string) *shellScript
@@ -178,39 +172,36 @@ func compilePatterns(where string, ps []PatternRule) ([]pattern, error) {
 func compileRules(rs RuleSet) (*rules, error) {
 	m := rs.Models
 	r := &rules{
-		byName:           map[string]*runtimeRule{},
-		kindPurpose:      map[string]string{},
-		settingFlag:      map[string]string{},
-		settingEnv:       map[string]string{},
-		settingField:     map[string]string{},
-		modelFlags:       set(m.Flags),
-		hfFlags:          set(m.HFFlags),
-		modelEnv:         set(m.Env),
-		envFields:        set(m.EnvFields),
-		revFields:        set(m.RevisionFields),
-		hfEnv:            set(m.HFEnv),
-		revFlags:         set(m.RevisionFlags),
-		revEnv:           set(m.RevisionEnv),
-		modelFields:      set(m.Fields),
-		adapterFields:    set(m.AdapterFields),
-		booleans:         set(rs.BooleanFlags),
-		argsEnv:          set(rs.ArgsEnv),
-		backendFlags:     map[string][]*runtimeRule{},
-		engineFlagOwners: map[string][]string{},
-		envRules:         map[string][]envBackend{},
-		versionFields:    map[string][]*runtimeRule{},
-		fieldRules:       map[string][]*runtimeRule{},
-		wrappersOf:       map[string][]*runtimeRule{},
-		imageFields:      set(m.ImageFields),
-		listFlags:        set(m.ListFlags),
-		listEnv:          set(m.ListEnv),
-		pairs:            m.Pairs,
-		stored:           m.Stored,
-		jsonFlags:        map[string][]string{},
-		clientFlags:      set(m.ClientFlags),
-		presets:          m.Presets,
-		memo:             newMatchMemo(),
+		byName:        map[string]*runtimeRule{},
+		kindPurpose:   map[string]string{},
+		settingEnv:    map[string]string{},
+		settingField:  map[string]string{},
+		modelEnv:      set(m.Env),
+		envFields:     set(m.EnvFields),
+		revFields:     set(m.RevisionFields),
+		hfEnv:         set(m.HFEnv),
+		revEnv:        set(m.RevisionEnv),
+		modelFields:   set(m.Fields),
+		adapterFields: set(m.AdapterFields),
+		booleans:      set(rs.BooleanFlags),
+		argsEnv:       set(rs.ArgsEnv),
+		envRules:      map[string][]envBackend{},
+		versionFields: map[string][]*runtimeRule{},
+		fieldRules:    map[string][]*runtimeRule{},
+		wrappersOf:    map[string][]*runtimeRule{},
+		imageFields:   set(m.ImageFields),
+		listEnv:       set(m.ListEnv),
+		pairs:         m.Pairs,
+		stored:        m.Stored,
+		presets:       m.Presets,
+		memo:          newMatchMemo(),
+		flags:         map[string]*flagRule{},
 	}
+	r.flagsOf(m.Flags, func(f *flagRule) { f.model = true })
+	r.flagsOf(m.HFFlags, func(f *flagRule) { f.hf = true })
+	r.flagsOf(m.RevisionFlags, func(f *flagRule) { f.rev = true })
+	r.flagsOf(m.ListFlags, func(f *flagRule) { f.list = true })
+	r.flagsOf(m.ClientFlags, func(f *flagRule) { f.client = true })
 	r.shellOf = r.shell
 	for _, step := range []func() error{
 		func() error { return r.compileRuntimes(rs.Runtimes) },
@@ -253,13 +244,9 @@ func (r *rules) compileRuntimes(rts []RuntimeRule) error {
 			return err
 		}
 		if rt.BackendFlag != nil {
-			for _, f := range rt.BackendFlag.Flags {
-				r.backendFlags[f] = append(r.backendFlags[f], c)
-			}
+			r.flagsOf(rt.BackendFlag.Flags, func(f *flagRule) { f.backendOf = append(f.backendOf, c) })
 		}
-		for _, f := range rt.EngineFlags {
-			r.engineFlagOwners[f] = append(r.engineFlagOwners[f], rt.Name)
-		}
+		r.flagsOf(rt.EngineFlags, func(f *flagRule) { f.engines = append(f.engines, rt.Name) })
 		for _, e := range rt.Env {
 			r.envRules[e.Name] = append(r.envRules[e.Name], envBackend{runtime: rt.Name, backend: e.Backend, value: e.Value})
 		}
@@ -351,16 +338,45 @@ func (r *rules) compileRoles(ros []RoleRule) error {
 		}
 		r.roles = append(r.roles, rr)
 	}
+	for i := range r.roles {
+		if rr := &r.roles[i]; rr.Flag != "" {
+			r.flagsOf([]string{rr.Flag}, func(f *flagRule) { f.roles = append(f.roles, rr) })
+		}
+	}
 	return nil
+}
+
+// flagRule is what the rules say of one flag name.
+type flagRule struct {
+	setting   string         // the property name of the setting it gives
+	model     bool           // its value names a model (models.flags)
+	hf        bool           // ... on the Hugging Face Hub (models.hfFlags)
+	rev       bool           // its value is the model's revision
+	list      bool           // its value lists models
+	client    bool           // it points a client at a server elsewhere
+	jsonKeys  []string       // keys of its JSON value that name a model
+	backendOf []*runtimeRule // the wrappers whose backend it picks
+	engines   []string       // the engines it reveals (engineFlags)
+	roles     []*roleRule    // the role rules that read it, in order
+}
+
+// flagsOf applies set to the flagRule of each of names.
+func (r *rules) flagsOf(names []string, set func(*flagRule)) {
+	for _, n := range names {
+		f := r.flags[n]
+		if f == nil {
+			f = &flagRule{}
+			r.flags[n] = f
+		}
+		set(f)
+	}
 }
 
 // compileSettings indexes the settings by flag, env and field.
 func (r *rules) compileSettings(ss []SettingRule) {
 	for _, s := range ss {
 		name := propPrefix + "runtime:" + s.Name
-		for _, f := range s.Flags {
-			r.settingFlag[f] = name
-		}
+		r.flagsOf(s.Flags, func(f *flagRule) { f.setting = name })
 		for _, e := range s.Env {
 			r.settingEnv[e] = name
 		}
@@ -381,9 +397,7 @@ func (r *rules) compileModels(m ModelRules) error {
 		return err
 	}
 	for _, jf := range m.JSONFlags {
-		for _, f := range jf.Flags {
-			r.jsonFlags[f] = append(r.jsonFlags[f], jf.Keys...)
-		}
+		r.flagsOf(jf.Flags, func(f *flagRule) { f.jsonKeys = append(f.jsonKeys, jf.Keys...) })
 	}
 	if m.NIMImage != "" {
 		re, err := regexp.Compile(m.NIMImage)

@@ -309,6 +309,8 @@ type containerHit struct {
 
 // detection is everything Render found in one Inputs.
 type detection struct {
+	// room is the scratch space of the detection (sigs, units, scratch).
+	room       *detectRoom
 	runtimes   index[*runtimeHit] // by runtime name
 	models     index[*modelHit]   // by model key
 	containers index[*containerHit]
@@ -322,10 +324,9 @@ type detection struct {
 	// declared says how the workload's kind, or a workload field, names
 	// its engine or serves by construction ("" when it does not).
 	declared string
-	units    []unit     // every container, judged
-	sigs     []signal   // the signals of every unit
-	scratch  compDetect // see scratchComp
-	serving  bool       // the workload serves a model
+	units    []unit   // every container, judged
+	sigs     []signal // the signals of every unit
+	serving  bool     // the workload serves a model
 	// argRevision holds the revisions engines are pinned to whose models
 	// no argument of theirs names (see pinFieldModels).
 	argRevision strset
@@ -333,6 +334,15 @@ type detection struct {
 	// an engine's launch, image or kind, the signals of its serving
 	// containers ("signal weight: value @ locator").
 	weakEvidence []string
+}
+
+// detectRoom is the space a detection works in and lets go of once its
+// BOM is built: Render lends it from a pool (Renderer.room), so a render
+// of a workload like the last one allocates none of it.
+type detectRoom struct {
+	sigs    []signal
+	units   []unit
+	scratch compDetect // see scratchComp
 }
 
 // namedProof is evidence about one wrapper or engine.
@@ -363,6 +373,8 @@ type compDetect struct {
 	// commands fetched, linked once every container has been read.
 	pending   []pendingClaim
 	downloads []download
+	// roleRoom holds the first roles: most components have one or two.
+	roleRoom [2]string
 }
 
 // hitOf is the local hit of the runtime named name, or nil.
@@ -434,10 +446,13 @@ func srcLocator(ct *schemas.Container, src int) string {
 // component, then the wrappers' backends; the claims are merged over the
 // workload.
 //
-// sigs, when not nil, is room for the signals of the render (its length
-// is ignored): Render lends it from a pool.
-func (r *rules) detect(in *schemas.Inputs, sigs []signal) *detection {
-	d := &detection{purpose: r.kindPurpose[in.Workload.Kind], kind: in.Workload.Kind}
+// room, when not nil, is the space it works in: Render lends it from a
+// pool.
+func (r *rules) detect(in *schemas.Inputs, room *detectRoom) *detection {
+	if room == nil {
+		room = &detectRoom{}
+	}
+	d := &detection{purpose: r.kindPurpose[in.Workload.Kind], kind: in.Workload.Kind, room: room}
 	digests := r.digestIndex(in.Digests)
 	wl := &compDetect{}
 	r.kindClaims(wl, in.Workload.Kind)
@@ -454,8 +469,8 @@ func (r *rules) detect(in *schemas.Inputs, sigs []signal) *detection {
 	for ci := range in.Components {
 		n += len(in.Components[ci].Containers)
 	}
-	d.units = make([]unit, 0, n)
-	d.sigs = sigs[:0]
+	d.units = slices.Grow(room.units[:0], n+1) // one more for the kind fields' (fieldUnit)
+	d.sigs = room.sigs[:0]
 	for ci := range in.Components {
 		r.component(&comps[ci], &in.Components[ci], d, digests)
 	}

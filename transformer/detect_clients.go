@@ -12,7 +12,7 @@ func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invI
 			return true
 		}
 		for _, f := range invs[ii].Flags {
-			if r.clientFlags[f.Name] {
+			if fr := r.flags[f.Name]; fr != nil && fr.client {
 				return true
 			}
 		}

@@ -20,33 +20,37 @@ func (x *ctrScope) entrypointFlagClaims(inv *Invocation) {
 // the revision and wrappers' backends.
 func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 	for _, f := range inv.Flags {
-		r.flagRole(cd, f)
+		fr := r.flags[f.Name]
+		if fr == nil {
+			continue
+		}
+		flagRole(cd, fr, f)
 		if !f.HasValue {
 			continue
 		}
-		if name, ok := r.settingFlag[f.Name]; ok {
-			cd.setting(name, f.Value)
+		if fr.setting != "" {
+			cd.setting(fr.setting, f.Value)
 		}
-		if r.modelFlags[f.Name] {
-			x.claim(modelClaim{value: f.Value, hf: r.hfFlags[f.Name], conf: confDeclared,
+		if fr.model {
+			x.claim(modelClaim{value: f.Value, hf: fr.hf, conf: confDeclared,
 				how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
 		}
-		if r.listFlags[f.Name] {
+		if fr.list {
 			listFlagModels(inv, f, x)
 		}
-		if keys := r.jsonFlags[f.Name]; keys != nil {
-			jsonFlagModels(x, f, keys)
+		if fr.jsonKeys != nil {
+			jsonFlagModels(x, f, fr.jsonKeys)
 		}
-		if r.revFlags[f.Name] && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
+		if fr.rev && f.Value != schemas.RedactedValue && !unresolvedRef(f.Value) {
 			x.revision = f.Value
 		}
-		r.backendFlagClaims(cd, x, f)
+		backendFlagClaims(cd, x, fr, f)
 	}
 }
 
 // backendFlagClaims: a wrapper's backend flag names the engine it runs.
-func (r *rules) backendFlagClaims(cd *compDetect, x *ctrScope, f Flag) {
-	for _, rt := range r.backendFlags[f.Name] {
+func backendFlagClaims(cd *compDetect, x *ctrScope, fr *flagRule, f Flag) {
+	for _, rt := range fr.backendOf {
 		p := proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: x.loc(f.Src)}
 		if eng, ok := rt.BackendFlag.Values[strings.ToLower(f.Value)]; ok && eng != "" {
 			cd.backend(rt.Name, eng, p)
@@ -60,7 +64,11 @@ func (r *rules) backendFlagClaims(cd *compDetect, x *ctrScope, f Flag) {
 // evidence of each is kept.
 func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 	for _, f := range inv.Flags {
-		for _, en := range r.engineFlagOwners[f.Name] {
+		fr := r.flags[f.Name]
+		if fr == nil {
+			continue
+		}
+		for _, en := range fr.engines {
 			seen := false
 			for _, ef := range cd.engineFlags {
 				if ef.name == en {

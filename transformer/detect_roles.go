@@ -47,12 +47,10 @@ func (r *rules) labelRoles(cd *compDetect, c *schemas.Component) {
 	}
 }
 
-// flagRole applies the role rules that read a flag (and maybe its value).
-func (r *rules) flagRole(cd *compDetect, f Flag) {
-	for _, rr := range r.roles {
-		if rr.Flag == "" || rr.Flag != f.Name {
-			continue
-		}
+// flagRole applies the role rules that read the flag f (and maybe its
+// value); fr is what the rules say of its name.
+func flagRole(cd *compDetect, fr *flagRule, f Flag) {
+	for _, rr := range fr.roles {
 		if rr.Value == "" || (f.HasValue && strings.EqualFold(f.Value, rr.Value)) {
 			cd.roles.add(rr.Role)
 		}

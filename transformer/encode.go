@@ -453,13 +453,36 @@ func plainJSON(s string, html bool) bool {
 	if !html {
 		need = 1 // <, > and & are safe too
 	}
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // eight bytes at a time
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		bad := w&hiBits | hasLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\')
+		if html {
+			bad |= hasByte(w, '<') | hasByte(w, '>') | hasByte(w, '&')
+		}
+		if bad != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if jsonSafe[s[i]] < need {
 			return false
 		}
 	}
 	return true
 }
+
+// Bytes of a word: each test is non-zero exactly when some byte of x is
+// as it says (the "has less" and "has zero" tricks of Bit Twiddling
+// Hacks; exact for existence, with n at most 128).
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+func hasLess(x uint64, n byte) uint64 { return (x - loBits*uint64(n)) &^ x & hiBits }
+func hasByte(x uint64, c byte) uint64 { return hasLess(x^(loBits*uint64(c)), 1) }
 
 // jsonSafe says, per byte, whether encoding/json copies it into a string as
 // is: 0 never (controls, non-ASCII, quote, backslash), 1 only without HTML

@@ -248,24 +248,39 @@ func TestEncodeFallback(t *testing.T) {
 	checkFastEncode(t, "empty lists", bom)
 }
 
-// TestPlainJSON checks the byte table against encoding/json, both modes.
+// TestPlainJSON checks plainJSON against encoding/json, both modes, with
+// every byte at every place of strings long enough for its eight-byte
+// steps and its tail.
 func TestPlainJSON(t *testing.T) {
+	const filler = "abcdefghijklmnopqrs"
 	for c := 0; c < 256; c++ {
-		s := "ab" + string([]byte{byte(c)}) + "cd"
-		for _, html := range []bool{false, true} {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(html)
-			if err := enc.Encode(s); err != nil {
-				t.Fatal(err)
+		for n := 1; n <= len(filler); n++ {
+			for at := 0; at < n; at++ {
+				b := []byte(filler[:n])
+				b[at] = byte(c)
+				checkPlainJSON(t, string(b))
 			}
-			plain := buf.String() == `"`+s+`"`+"\n"
-			if plainJSON(s, html) != plain {
-				t.Errorf("byte %#x html=%v: plainJSON %v, encoding/json copies it: %v", c, html, !plain, plain)
-			}
-			if got := string(appendStr(nil, s, html)); got != strings.TrimSuffix(buf.String(), "\n") {
-				t.Errorf("byte %#x html=%v: appendStr %q, want %q", c, html, got, buf.String())
-			}
+		}
+	}
+}
+
+// checkPlainJSON: plainJSON says what encoding/json does with s, and
+// appendStr writes what it writes.
+func checkPlainJSON(t *testing.T, s string) {
+	t.Helper()
+	for _, html := range []bool{false, true} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(html)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		plain := buf.String() == `"`+s+`"`+"\n"
+		if plainJSON(s, html) != plain {
+			t.Errorf("%q html=%v: plainJSON %v, encoding/json copies it: %v", s, html, !plain, plain)
+		}
+		if got := string(appendStr(nil, s, html)); got != strings.TrimSuffix(buf.String(), "\n") {
+			t.Errorf("%q html=%v: appendStr %q, want %q", s, html, got, buf.String())
 		}
 	}
 }

@@ -75,9 +75,9 @@ type Renderer struct {
 	rules *rules
 	// states holds the *renderState of renders done, for the next ones.
 	states sync.Pool
-	// sigs holds the signal slices of renders done (*[]signal), for the
-	// next ones: the detection's evidence, garbage once its BOM is built.
-	sigs sync.Pool
+	// rooms holds the scratch space of the detections of renders done
+	// (*detectRoom), for the next ones: garbage once a BOM is built.
+	rooms sync.Pool
 	// tools is the metadata.tools of every BOM: this tool at cfg.Version.
 	// BOMs point to it, and nothing writes through them.
 	tools *cdx.ToolsChoice
@@ -127,21 +127,24 @@ func fingerprint(version string, file []byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// signalRoom lends a signal slice for one render's detection.
-func (r *Renderer) signalRoom() []signal {
-	if p, ok := r.sigs.Get().(*[]signal); ok {
-		return (*p)[:0]
+// room lends the scratch space of one render's detection (detectRoom).
+func (r *Renderer) room() *detectRoom {
+	if p, ok := r.rooms.Get().(*detectRoom); ok {
+		return p
 	}
-	return make([]signal, 0, 32)
+	return &detectRoom{sigs: make([]signal, 0, 32)}
 }
 
-// giveSignalRoom takes back what signalRoom lent, unless it grew large.
-func (r *Renderer) giveSignalRoom(s []signal) {
-	if cap(s) > 1024 {
+// giveRoom takes back the room d borrowed, with what it grew to, unless
+// its signals grew large. d must not be read after.
+func (r *Renderer) giveRoom(d *detection) {
+	room := d.room
+	if room == nil || cap(d.sigs) > 1024 {
 		return
 	}
-	s = s[:0]
-	r.sigs.Put(&s)
+	room.sigs, room.units = d.sigs[:0], d.units[:0]
+	d.room = nil
+	r.rooms.Put(room)
 }
 
 // Skip reasons.
@@ -169,7 +172,7 @@ func (r *Renderer) Render(ev schemas.WorkloadChange) (Result, error) {
 	}
 	st := r.state()
 	defer r.release(st)
-	defer r.giveSignalRoom(d.sigs)
+	defer r.giveRoom(d)
 	b := st.builder(r, bi, d)
 	out, err := b.encode()
 	if err != nil {
@@ -208,7 +211,7 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange) (res Result, bi bomInput, 
 		res.Skipped = SkipTemplate
 		return res, bi, nil, nil
 	}
-	d = r.rules.detect(in, r.signalRoom())
+	d = r.rules.detect(in, r.room())
 	// Only a workload that serves has a BOM (serving.go): one that only
 	// names models (a download, training, benchmark or UI job) has none.
 	if !d.serving {
@@ -216,6 +219,7 @@ func (r *Renderer) prepare(ev schemas.WorkloadChange) (res Result, bi bomInput, 
 		if d.purpose == "cache" {
 			res.Skipped = SkipCache
 		}
+		r.giveRoom(d)
 		return res, bi, nil, nil
 	}
 	bi = bomInput{workload: res.Workload, in: in, time: ev.Time, inputHash: ev.Data.InputHash}

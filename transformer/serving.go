@@ -468,13 +468,14 @@ func weakEvidence(d *detection) []string {
 }
 
 // scratchComp is the detection's compDetect for the claims of one
-// container, emptied: absorb copies what it keeps out of it, so one serves
-// every container of a render. Its roles and models are given up rather
-// than emptied, since absorb may take them whole (roleset.addAll,
-// strset.addAll).
+// container, emptied: absorb copies what it keeps out of it, or takes its
+// lists whole for a component that has none yet (take), so one serves every
+// container of a render. Its roles start in its roleRoom, which absorb
+// copies from; its models are given up rather than emptied, since absorb
+// may take them whole (strset.addAll).
 func (d *detection) scratchComp() *compDetect {
-	c := &d.scratch
-	*c = compDetect{hits: c.hits[:0], backends: c.backends[:0], engineFlags: c.engineFlags[:0], settings: c.settings[:0],
+	c := &d.room.scratch
+	*c = compDetect{roles: c.roleRoom[:0], hits: c.hits[:0], backends: c.backends[:0], engineFlags: c.engineFlags[:0], settings: c.settings[:0],
 		backendProofs: c.backendProofs[:0], engineProofs: c.engineProofs[:0], pending: c.pending[:0], downloads: c.downloads[:0]}
 	return c
 }
@@ -483,12 +484,22 @@ func (d *detection) scratchComp() *compDetect {
 // its roles, model claims and downloads always, its engine claims only
 // when it serves.
 func (c *compDetect) absorb(sub *compDetect, serving bool) {
-	c.roles.addAll(sub.roles)
-	c.pending = append(c.pending, sub.pending...)
-	c.downloads = append(c.downloads, sub.downloads...)
+	if cap(c.roles) == 0 && len(sub.roles) <= len(c.roleRoom) {
+		c.roles = append(c.roleRoom[:0], sub.roles...)
+	} else {
+		c.roles.addAll(sub.roles)
+	}
+	take(&c.pending, &sub.pending)
+	take(&c.downloads, &sub.downloads)
 	c.models.addAll(&sub.models)
 	if !serving {
 		return
+	}
+	if len(c.hits) == 0 && len(c.backends) == 0 {
+		// Within one container, hits and backends are already one per
+		// runtime and per pair.
+		take(&c.hits, &sub.hits)
+		take(&c.backends, &sub.backends)
 	}
 	for _, h := range sub.hits {
 		g := c.hitOf(h.rule.Name)
@@ -515,10 +526,21 @@ func (c *compDetect) absorb(sub *compDetect, serving bool) {
 			c.backends = append(c.backends, b)
 		}
 	}
-	c.engineFlags = append(c.engineFlags, sub.engineFlags...)
-	c.settings = append(c.settings, sub.settings...)
-	c.backendProofs = append(c.backendProofs, sub.backendProofs...)
-	c.engineProofs = append(c.engineProofs, sub.engineProofs...)
+	take(&c.engineFlags, &sub.engineFlags)
+	take(&c.settings, &sub.settings)
+	take(&c.backendProofs, &sub.backendProofs)
+	take(&c.engineProofs, &sub.engineProofs)
+}
+
+// take appends *from to *to. When *to has no array of its own yet it takes
+// from's, and from is left with none (the scratch then allocates for its
+// next container what the component would otherwise have copied into).
+func take[T any](to, from *[]T) {
+	if cap(*to) == 0 {
+		*to, *from = *from, nil
+		return
+	}
+	*to = append(*to, *from...)
 }
 
 // matchAny reports whether one of res matches s.
