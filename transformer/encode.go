@@ -455,11 +455,15 @@ func plainJSON(s string, html bool) bool {
 	}
 	i := 0
 	for ; i+8 <= len(s); i += 8 { // eight bytes at a time
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		bad := w&hiBits | hasLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\')
+		c := s[i : i+8] // one load: the compiler merges the eight
+		w := uint64(c[0]) | uint64(c[1])<<8 | uint64(c[2])<<16 | uint64(c[3])<<24 |
+			uint64(c[4])<<32 | uint64(c[5])<<40 | uint64(c[6])<<48 | uint64(c[7])<<56
+		bad := w&hiBits | hasLess(w, 0x20) | hasByte(w, '\\')
 		if html {
-			bad |= hasByte(w, '<') | hasByte(w, '>') | hasByte(w, '&')
+			// '"' and '&' differ only in 0x04, '<' and '>' in 0x02.
+			bad |= hasByte(w|loBits*0x04, '&') | hasByte(w|loBits*0x02, '>')
+		} else {
+			bad |= hasByte(w, '"')
 		}
 		if bad != 0 {
 			return false
