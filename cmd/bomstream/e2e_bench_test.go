@@ -25,6 +25,12 @@ import (
 //	render-workloads/s   render -f, the same
 //	render-cpu-us/workload
 //	ratio                workloads/s over render-workloads/s
+//	off-cpu-us/workload  run --once with `findings: {disabled: true}`, in
+//	                     the same round (before the default run in every
+//	                     other round, after it in the others)
+//	findings-cpu-ratio   the default run's CPU over that run's, the
+//	                     median of the rounds' ratios: what the findings
+//	                     stage costs end to end (goal, issue 30: <= 1.15)
 //
 // BOMSTREAM_BENCH_COMPARE names another bomstream binary (an earlier
 // build) to time in the same rounds, interleaved: its figures come with the
@@ -41,18 +47,33 @@ func BenchmarkRunOnce(b *testing.B) {
 	}
 	tree := filepath.Join(benchTempDir(b), "manifests")
 	writeSynthetic(b, tree, n)
+	off := filepath.Join(filepath.Dir(tree), "findings-off.yaml")
+	writeFile(b, off, "findings: {disabled: true}\n")
 	b.StopTimer()
 	// Nothing is deleted before the end: freshly freed inodes make the file
 	// system slow to create the next ones, which would tax later rounds.
 	figures := map[string][]float64{}
 	add := func(name string, v float64) { figures[name] = append(figures[name], v) }
-	for range b.N * rounds {
+	for round := range b.N * rounds {
 		for prefix, bin := range bins {
 			dir := benchTempDir(b)
-			wall, used := timeProcess(b, bin, "run", "--manifests", tree, "--once",
-				"--data-dir", filepath.Join(dir, "data"), "--sink-dir", filepath.Join(dir, "boms"))
-			if got := countFiles(b, filepath.Join(dir, "boms"), "latest.cdx.json"); got != n {
-				b.Fatalf("%srun --once exported %d latest BOMs, want %d", prefix, got, n)
+			once := func(name string, extra ...string) (wall, used time.Duration) {
+				args := append([]string{"run", "--manifests", tree, "--once",
+					"--data-dir", filepath.Join(dir, "data"+name), "--sink-dir", filepath.Join(dir, "boms"+name)}, extra...)
+				wall, used = timeProcess(b, bin, args...)
+				if got := countFiles(b, filepath.Join(dir, "boms"+name), "latest.cdx.json"); got != n {
+					b.Fatalf("%srun --once %v exported %d latest BOMs, want %d", prefix, extra, got, n)
+				}
+				return wall, used
+			}
+			// The findings-off run goes first in every other round.
+			var wall, used, offUsed time.Duration
+			if round%2 == 1 {
+				_, offUsed = once("-off", "--config", off)
+			}
+			wall, used = once("")
+			if round%2 == 0 {
+				_, offUsed = once("-off", "--config", off)
 			}
 			rwall, rused := timeProcess(b, bin, "render", "-f", tree, "-o", filepath.Join(dir, "rendered"))
 			rate, rrate := float64(n)/wall.Seconds(), float64(n)/rwall.Seconds()
@@ -61,6 +82,8 @@ func BenchmarkRunOnce(b *testing.B) {
 			add(prefix+"render-workloads/s", rrate)
 			add(prefix+"render-cpu-us/workload", float64(rused.Microseconds())/float64(n))
 			add(prefix+"ratio", rate/rrate)
+			add(prefix+"off-cpu-us/workload", float64(offUsed.Microseconds())/float64(n))
+			add(prefix+"findings-cpu-ratio", float64(used)/float64(offUsed))
 		}
 	}
 	for name, xs := range figures {
