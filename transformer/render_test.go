@@ -537,3 +537,54 @@ func TestConcurrentRender(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderKeepsNothingBetweenRenders: a Renderer lends each render
+// scratch space from pools (detectRoom, the builder's state), and a
+// component may take its first container's lists. Every workload of the
+// project's manifests, rendered by a Renderer that rendered all the others
+// first (in reverse order, from four goroutines at once), gives the bytes a
+// Renderer of its own gives it.
+func TestRenderKeepsNothingBetweenRenders(t *testing.T) {
+	own := renderTree(t, filepath.Join("testdata", "manifests"))
+	if len(own) < 50 {
+		t.Fatalf("only %d workloads rendered", len(own))
+	}
+	evs := make([]schemas.WorkloadChange, len(own))
+	for i := range own {
+		evs[i] = event(t, own[i].inputs)
+	}
+	shared := newRenderer(t)
+	for i := len(own) - 1; i >= 0; i-- { // warm its pools on every other shape
+		if _, err := shared.Render(evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type got struct {
+		i   int
+		bom []byte
+		err error
+	}
+	out := make(chan got)
+	for g := range 4 {
+		go func() {
+			for i := g; i < len(own); i += 4 {
+				res, err := shared.Render(evs[i])
+				out <- got{i, res.BOM, err}
+			}
+		}()
+	}
+	for range own {
+		r := <-out
+		if r.err != nil {
+			t.Errorf("%s: %v", own[r.i].rel, r.err)
+			continue
+		}
+		fresh, err := newRenderer(t).Render(evs[r.i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(r.bom, fresh.BOM) {
+			t.Errorf("%s %s: a used Renderer gives other bytes than a fresh one", own[r.i].rel, own[r.i].inputs.Workload.Key())
+		}
+	}
+}
