@@ -266,7 +266,12 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer b.Close()
-		time.Sleep(time.Until(expires) + time.Second) // the server closes the connection at the expiry
+		// The server closes the connection at the expiry: wait for that, not
+		// for the clock.
+		waitUntil(t, "the server to close the expired user's connection", func() bool { return !b.nc.IsConnected() })
+		if time.Now().Before(expires) {
+			t.Fatalf("the connection closed at %s, before the expiry %s", time.Now().Format(time.RFC3339Nano), expires.Format(time.RFC3339))
+		}
 		w := testWorkload("after-expiry")
 		w.Cluster = "c1"
 		_, _, err = b.PublishChange(ctx, observed(t, w, "vllm:a"))

@@ -35,6 +35,20 @@ func plugin(vars map[string]string, args ...string) result {
 	return result{stdout: out.String(), stderr: errb.String(), err: err}
 }
 
+// pluginOnceReady runs the plugin until its error no longer says notYet
+// (a state the API server or the API leaves by itself), for at most
+// waitFor, and returns the last result.
+func pluginOnceReady(vars map[string]string, notYet string, args ...string) result {
+	deadline := time.Now().Add(waitFor)
+	for {
+		r := plugin(vars, args...)
+		if r.err == nil || !strings.Contains(r.err.Error(), notYet) || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func mustPlugin(t *testing.T, vars map[string]string, args ...string) string {
 	t.Helper()
 	r := plugin(vars, args...)
@@ -257,13 +271,7 @@ func TestKubectlPluginThroughKubeconfig(t *testing.T) {
 	setEndpoints(t, env, "bomstream", "bomstream-api", ip, port)
 	// The API server reads EndpointSlices through its cache: wait until
 	// the proxy finds the endpoint.
-	for i := 0; ; i++ {
-		r = plugin(vars, append([]string{"find"}, viaTest...)...)
-		if r.err == nil || !strings.Contains(r.err.Error(), "no endpoints available") || i == 50 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	r = pluginOnceReady(vars, "no endpoints available", append([]string{"find"}, viaTest...)...)
 
 	direct := []string{"--api-url", "http://" + addr, "--token-file", tokenFile}
 	for _, tc := range findCases {

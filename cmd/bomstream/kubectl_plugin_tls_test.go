@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,13 +95,7 @@ func TestKubectlPluginOverHTTPS(t *testing.T) {
 	refusedDirectly(t, addr, tokenFile, direct)
 	// The findings index is read once the API listens: until then
 	// findings=true answers 503, and says so.
-	for i := 0; ; i++ {
-		r := plugin(nil, append([]string{"find", "--findings"}, direct...)...)
-		if r.err == nil || i == 100 || !strings.Contains(r.err.Error(), "FINDINGS is still being read") {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	pluginOnceReady(nil, "FINDINGS is still being read", append([]string{"find", "--findings"}, direct...)...)
 
 	env, vars, viaTest := proxyToAPI(t, ip, addr)
 	i := 0
@@ -213,12 +206,6 @@ func proxyToAPI(t *testing.T, ip, addr string) (*kubetest.Env, map[string]string
 	vars, viaTest := map[string]string{"KUBECONFIG": twoContexts(t, env)}, []string{"--context", "test"}
 	// The API server reads EndpointSlices through its cache: wait until
 	// the proxy finds the endpoint.
-	for i := 0; ; i++ {
-		r := plugin(vars, append([]string{"find"}, viaTest...)...)
-		if r.err == nil || !strings.Contains(r.err.Error(), "no endpoints available") || i == 50 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	pluginOnceReady(vars, "no endpoints available", append([]string{"find"}, viaTest...)...)
 	return env, vars, viaTest
 }
