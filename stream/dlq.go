@@ -80,9 +80,7 @@ func (b *Bus) PutDeadLetter(ctx context.Context, d DeadLetter, msgID string) (ui
 	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(d.Seq, 10))
 	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(d.Delivered, 10))
 	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
-	if msgID != "" {
-		out.Header[jetstream.MsgIDHeader] = []string{msgID}
-	}
+	setPublishHeaders(out, "", msgID)
 	ack, err := b.publishMsg(ctx, out, true)
 	if err != nil {
 		return 0, fmt.Errorf("dead letter to %s: %w", out.Subject, err)

@@ -38,24 +38,30 @@ func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, e
 	return ack, nil
 }
 
-// setPublishHeaders sets the headers of a publish to stream: the stream
-// expected and the message id (none when empty); what jetstream's
-// WithExpectStream and WithMsgID set.
+// setPublishHeaders sets the headers of a publish: the stream expected
+// and the message id, each unless empty; what jetstream's WithExpectStream
+// and WithMsgID set.
 func setPublishHeaders(m *nats.Msg, stream, msgID string) {
-	if m.Header == nil {
-		m.Header = nats.Header{}
-	}
-	m.Header[jetstream.ExpectedStreamHeader] = []string{stream}
-	if msgID != "" {
-		m.Header[jetstream.MsgIDHeader] = []string{msgID}
-	}
+	setHeader(m, jetstream.ExpectedStreamHeader, stream)
+	setHeader(m, jetstream.MsgIDHeader, msgID)
 }
 
 // expectLastSubjectSeq makes m's publish conditional: stored only while
 // its subject's last sequence is lastSeq (what jetstream's
-// WithExpectLastSequencePerSubject sets). Call it after setPublishHeaders.
+// WithExpectLastSequencePerSubject sets).
 func expectLastSubjectSeq(m *nats.Msg, lastSeq uint64) {
-	m.Header[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(lastSeq, 10)}
+	setHeader(m, jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(lastSeq, 10))
+}
+
+// setHeader sets m's header key to v, unless v is empty.
+func setHeader(m *nats.Msg, key, v string) {
+	if v == "" {
+		return
+	}
+	if m.Header == nil {
+		m.Header = nats.Header{}
+	}
+	m.Header[key] = []string{v}
 }
 
 // publishMsg publishes m and waits for its ack, retrying through a leader
