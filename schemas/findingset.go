@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -70,10 +71,31 @@ func FindingSetSubject(w Workload) string {
 
 // Encode returns the set's subject and body (canonical JSON).
 func (s *FindingSet) Encode() (subject string, body []byte, err error) {
+	return s.AppendEncode(nil)
+}
+
+// AppendEncode is Encode appending the body to buf (a buffer to reuse:
+// the stage writes a set for every BOM version that changes a finding),
+// grown at most once.
+func (s *FindingSet) AppendEncode(buf []byte) (subject string, body []byte, err error) {
 	if err := s.check(); err != nil {
 		return "", nil, fmt.Errorf("findings of %s: %w", s.Workload, err)
 	}
-	return FindingSetSubject(s.Workload), s.appendJSON(make([]byte, 0, 256+256*len(s.Findings))), nil
+	return FindingSetSubject(s.Workload), s.appendJSON(slices.Grow(buf, s.sizeHint())), nil
+}
+
+// sizeHint is about the length of the set's JSON, a little over for
+// plain strings: the keys, numbers and times of the set and of each
+// finding, and the strings' lengths.
+func (s *FindingSet) sizeHint() int {
+	w := &s.Workload
+	n := 200 + len(w.Cluster) + len(w.Namespace) + len(w.APIVersion) + len(w.Kind) + len(w.Name) + len(w.UID) +
+		8*(len(s.Opened)+len(s.Resolved))
+	for i := range s.Findings {
+		f := &s.Findings[i]
+		n += 200 + len(f.State) + len(f.Rule) + len(f.Severity) + len(f.Subject) + len(f.Message) + len(f.Reason)
+	}
+	return n
 }
 
 // appendJSON appends what json.Marshal makes of s, byte for byte, at a

@@ -69,3 +69,28 @@ func TestFindingSetEncodeIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// AppendEncode appends the body Encode returns to the buffer it is given,
+// and its size hint covers the body of plain sets: one allocation.
+func TestFindingSetAppendEncode(t *testing.T) {
+	s := &FindingSet{Workload: Workload{Cluster: "prod", Namespace: "ns", APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u-1"},
+		ChangeSeq: 12345678901, Time: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600)), Opened: []int{0, 1}, Resolved: []int{2}}
+	for _, rule := range []string{"model-unpinned", "image-digest", "runtime-version"} {
+		s.Findings = append(s.Findings, SetFinding{State: FindingOpened, Rule: rule, Severity: "medium", Subject: "meta-llama/Llama-3.1-8B-Instruct",
+			Message: "model meta-llama/Llama-3.1-8B-Instruct has no pinned revision or digest", ChangeSeq: 12345678901, Time: s.Time, OpenedAt: s.Time, Reason: "fixed"})
+	}
+	subj, want, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) > s.sizeHint() {
+		t.Errorf("size hint %d under the body's %d bytes", s.sizeHint(), len(want))
+	}
+	subj2, got, err := s.AppendEncode([]byte("kept"))
+	if err != nil || subj2 != subj || string(got) != "kept"+string(want) {
+		t.Fatalf("AppendEncode = %q, %s, %v; want %q, kept%s", subj2, got, err, subj, want)
+	}
+	if _, _, err := (&FindingSet{}).AppendEncode(nil); err == nil {
+		t.Error("a set without a workload encoded")
+	}
+}

@@ -193,6 +193,9 @@ func (b *Bus) lastChangeMsg(ctx context.Context, w schemas.Workload) (*jetstream
 }
 
 func isWrongLastSeq(err error) bool {
+	if err == nil {
+		return false // without the allocation errors.As makes of apiErr
+	}
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
 		return false

@@ -82,19 +82,27 @@ func (t *tally) set(ev schemas.FindingEvent) {
 }
 
 // setFindings records the state of every finding of a set (which a
-// stage read or wrote), or only those at the indexes ix when given.
+// stage read or wrote), or only those at the indexes ix when given, and
+// that FINDINGS holds findings of its workload when it has any.
 func (t *tally) setFindings(s *schemas.FindingSet, ix ...[]int) {
+	if len(s.Findings) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entry(s.Workload)
 	if len(ix) == 0 {
 		for i := range s.Findings {
-			f := &s.Findings[i]
-			t.setFinding(s.Workload, f.Rule, f.Severity, f.Subject, f.State == schemas.FindingOpened)
+			t.setLocked(e, s.Workload, &s.Findings[i])
 		}
 		return
 	}
+	if len(e.open) == 0 {
+		e.open = make([]openFinding, 0, len(ix[0])) // what a fresh workload's first set opens
+	}
 	for _, is := range ix {
 		for _, i := range is {
-			f := &s.Findings[i]
-			t.setFinding(s.Workload, f.Rule, f.Severity, f.Subject, f.State == schemas.FindingOpened)
+			t.setLocked(e, s.Workload, &s.Findings[i])
 		}
 	}
 }
@@ -102,12 +110,22 @@ func (t *tally) setFindings(s *schemas.FindingSet, ix ...[]int) {
 // setFinding records that w's finding (rule, subject) is open or not, and
 // that FINDINGS holds findings of w.
 func (t *tally) setFinding(w schemas.Workload, rule, severity, subject string, open bool) {
-	labels := [4]string{rule, severity, w.Cluster, w.Namespace}
+	state := schemas.FindingResolved
+	if open {
+		state = schemas.FindingOpened
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.entry(w)
+	t.setLocked(t.entry(w), w, &schemas.SetFinding{Rule: rule, Severity: severity, Subject: subject, State: state})
+}
+
+// setLocked records the state of f, a finding of w whose entry is e; the
+// caller holds t.mu.
+func (t *tally) setLocked(e *tallied, w schemas.Workload, f *schemas.SetFinding) {
+	open := f.State == schemas.FindingOpened
+	labels := [4]string{f.Rule, f.Severity, w.Cluster, w.Namespace}
 	i := 0
-	for i < len(e.open) && (e.open[i].rule != rule || e.open[i].subject != subject) {
+	for i < len(e.open) && (e.open[i].rule != f.Rule || e.open[i].subject != f.Subject) {
 		i++
 	}
 	if i < len(e.open) {
@@ -119,7 +137,7 @@ func (t *tally) setFinding(w schemas.Workload, rule, severity, subject string, o
 	}
 	if open {
 		c := t.child(labels)
-		e.open = append(e.open, openFinding{rule: rule, subject: subject, c: c})
+		e.open = append(e.open, openFinding{rule: f.Rule, subject: f.Subject, c: c})
 		c.g.Inc()
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +70,7 @@ type Stage struct {
 	tally *tally // the workloads with findings, and the gauge
 	eng   *engine.Engine
 	n     counters
+	rooms sync.Pool // *publishRoom
 }
 
 // New prepares the stage; rules come from LoadRules. Metrics are
@@ -86,6 +89,7 @@ func New(bus *stream.Bus, rules *Rules, cfg Config, log *zap.Logger, reg prometh
 	ec.Filter = schemas.SubjectBOMsPrefix + ">"
 	ec.Description = "bomstream findings"
 	s := &Stage{bus: bus, rules: rules, cfg: ec, log: log.With(zap.String("stage", schemas.StageFindings)), tally: t}
+	s.rooms.New = func() any { return &publishRoom{header: nats.Header{}} }
 	if s.eng, err = engine.New(bus, ec, s.handler(&s.n), log, reg); err != nil {
 		return nil, fmt.Errorf("findings: %w", err)
 	}
@@ -220,7 +224,12 @@ func (s *Stage) evaluate(ctx context.Context, bm *schemas.BOMMessage, when time.
 // sorted the same way.
 func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, st state, n *counters) error {
 	old := st.set.Findings
-	next := schemas.FindingSet{Workload: bm.Workload, ChangeSeq: bm.ChangeSeq, Time: when, Findings: make([]schemas.SetFinding, 0, len(old)+len(want))}
+	r := s.rooms.Get().(*publishRoom)
+	defer s.rooms.Put(r)
+	next := schemas.FindingSet{Workload: bm.Workload, ChangeSeq: bm.ChangeSeq, Time: when, Findings: slices.Grow(r.findings[:0], len(old)+len(want)), Opened: r.opened[:0], Resolved: r.resolved[:0]}
+	if cap(next.Findings) <= maxRoomFindings {
+		r.findings = next.Findings
+	}
 	for i, j := 0, 0; i < len(old) || j < len(want); {
 		var c int // old[i] against want[j]; the missing side is greater
 		switch {
@@ -260,31 +269,55 @@ func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time
 			i++
 		}
 	}
+	r.opened, r.resolved = next.Opened, next.Resolved
 	if len(next.Opened) == 0 && len(next.Resolved) == 0 {
 		return nil
 	}
-	return s.publish(ctx, next, st.seq, n)
+	return s.publish(ctx, r, next, st.seq, n)
 }
 
 // publish appends the finding set after lastSeq, the last sequence of its
 // subject its writer read.
-func (s *Stage) publish(ctx context.Context, set schemas.FindingSet, lastSeq uint64, n *counters) error {
-	subj, body, err := set.Encode()
+func (s *Stage) publish(ctx context.Context, r *publishRoom, set schemas.FindingSet, lastSeq uint64, n *counters) error {
+	subj, body, err := set.AppendEncode(r.body[:0])
 	if err != nil {
 		return engine.Permanent(err)
 	}
+	if cap(body) <= maxRoomBody {
+		r.body = body
+	}
+	clear(r.header)
 	// No message id: the condition alone makes two writers deciding from
 	// the same state (or a retry of a stored attempt) write once, the
 	// other reading again.
-	if _, err := s.bus.PublishAfter(ctx, &nats.Msg{Subject: subj, Data: body}, "", lastSeq); err != nil {
+	m := &nats.Msg{Subject: subj, Data: body, Header: r.header}
+	if _, err := s.bus.PublishAfter(ctx, m, "", lastSeq); err != nil {
 		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, err)
 	}
-	s.tally.known(set.Workload)
 	n.opened.Add(uint64(len(set.Opened)))
 	n.resolved.Add(uint64(len(set.Resolved)))
 	s.tally.setFindings(&set, set.Opened, set.Resolved)
 	return nil
 }
+
+// publishRoom is the scratch space of one evaluation, lent from a pool:
+// the next set's findings and indexes, its body's buffer and the header
+// map. Nothing refers to them once the set is written: the client copies
+// the body and the headers into its write buffer before it sends, and
+// the tally keeps strings only.
+type publishRoom struct {
+	findings         []schemas.SetFinding
+	opened, resolved []int
+	body             []byte
+	header           nats.Header
+}
+
+// maxRoomBody and maxRoomFindings bound what a publishRoom keeps: a set
+// of hundreds of findings is not worth holding on to.
+const (
+	maxRoomBody     = 16 << 10
+	maxRoomFindings = 64
+)
 
 // state is the workload's findings as FINDINGS holds them (workloadState).
 // When the version opens something (mayAssume) and the workload has no

@@ -379,3 +379,85 @@ func TestFindingApplyMerges(t *testing.T) {
 		t.Errorf("a version that changes nothing wrote a set (seq %d after %d)", raw.Sequence, before)
 	}
 }
+
+// Sets written from four goroutines at once, each of a workload of its
+// own with its own number of findings (one with more than a lent room
+// keeps), hold each exactly what its workload's facts open: the scratch
+// space lent between evaluations carries nothing from one to another.
+func TestFindingFollowKeepsNothingBetweenSets(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	st, err := New(bus, testRules(t), Config{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = st.RunInline(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	bustest.Eventually(t, "the stage read FINDINGS", 30*time.Second, st.tally.loaded.Load)
+
+	const n = 200
+	models := func(i int) int {
+		if i == 77 {
+			return maxRoomFindings + 10
+		}
+		return i%5 + 1
+	}
+	msgs := make([]schemas.BOMMessage, n)
+	for i := range msgs {
+		var comps []string
+		for k := range models(i) {
+			name := fmt.Sprintf("org-%d/model-%d-%s", i, k, strings.Repeat("x", i%7*40))
+			comps = append(comps, `{"bom-ref":"model:huggingface:`+name+`","type":"machine-learning-model","name":"`+name+`","properties":[{"name":"bomstream:model:location-kind","value":"huggingface"},{"name":"bomstream:model:unpinned","value":"true"}]}`)
+		}
+		if i%2 == 0 {
+			comps = append(comps, fmt.Sprintf(`{"bom-ref":"container:docker.io/x/img-%d:v1","type":"container","name":"docker.io/x/img-%d","properties":[{"name":"bomstream:image:digest","value":"unresolved"}]}`, i, i))
+		}
+		f, err := ReadFacts([]byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","components":[` + strings.Join(comps, ",") + `]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := schemas.Workload{Cluster: "prod", Namespace: "ns", APIVersion: "apps/v1", Kind: "Deployment", Name: fmt.Sprintf("w-%d", i), UID: fmt.Sprintf("u-%d", i)}
+		msgs[i] = schemas.BOMMessage{Workload: w, ChangeSeq: uint64(100 + i), EventTime: time.Unix(int64(5000+i), 0).UTC(), BomHash: "h", BOM: []byte("{}"), Facts: &f}
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := n - 1 - g; i >= 0; i -= 4 {
+				if err := st.Follow(context.Background(), &msgs[i]); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		want := schemas.FindingSet{Workload: m.Workload, ChangeSeq: m.ChangeSeq, Time: m.EventTime, Findings: []schemas.SetFinding{}}
+		for k, f := range st.rules.Evaluate(*m.Facts) {
+			want.Findings = append(want.Findings, schemas.SetFinding{State: schemas.FindingOpened, Rule: f.Rule, Severity: f.Severity,
+				Subject: f.Subject, Message: f.Message, ChangeSeq: m.ChangeSeq, Time: m.EventTime})
+			want.Opened = append(want.Opened, k)
+		}
+		if got := len(want.Findings); got != models(i)+1-i%2 {
+			t.Fatalf("workload %d: %d findings evaluated, want %d", i, got, models(i)+1-i%2)
+		}
+		_, body, err := want.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(m.Workload))
+		if err != nil || raw == nil {
+			t.Fatalf("workload %d: no set: %v", i, err)
+		}
+		if string(raw.Data) != string(body) {
+			t.Fatalf("workload %d:\n got %s\nwant %s", i, raw.Data, body)
+		}
+	}
+}

@@ -62,21 +62,36 @@ func matchRange(r versions.Range, runtime, version string) (bool, error) {
 		return false, nil
 	}
 	v, err := versions.Parse(version)
+	return admits(r, runtime, version, v, err)
+}
+
+// admits is matchRange for a version already read (v, or the error
+// reading it gave).
+func admits(r versions.Range, runtime, version string, v versions.Version, err error) (bool, error) {
+	if !strings.EqualFold(r.Runtime, runtime) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("%s version %q: %w", runtime, version, ErrUnparsableVersion)
 	}
 	return r.Admits(runtime, v, true), nil
 }
 
-// defaultMatcher is DefaultVersionMatcher reading each range once: one
-// Rules checks the same few ranges for every BOM.
+// defaultMatcher is DefaultVersionMatcher reading each range and each
+// version once: one Rules checks the same few ranges for every BOM, and
+// a fleet runs few versions of its runtimes.
 func defaultMatcher() VersionMatcher {
-	type parsed struct {
+	type parsedRange struct {
 		r   versions.Range
 		err error
 	}
+	type parsedVersion struct {
+		v   versions.Version
+		err error
+	}
 	var mu sync.Mutex
-	ranges := map[string]parsed{}
+	ranges := map[string]parsedRange{}
+	vers := map[string]parsedVersion{}
 	return func(runtime, version, rangeExpr string) (bool, error) {
 		mu.Lock()
 		p, ok := ranges[rangeExpr]
@@ -86,10 +101,17 @@ func defaultMatcher() VersionMatcher {
 				ranges[rangeExpr] = p
 			}
 		}
+		v, ok := vers[version]
+		if !ok && p.err == nil && strings.EqualFold(p.r.Runtime, runtime) {
+			v.v, v.err = versions.Parse(version)
+			if len(vers) < 4096 { // beyond, each is read again
+				vers[version] = v
+			}
+		}
 		mu.Unlock()
 		if p.err != nil {
 			return false, p.err
 		}
-		return matchRange(p.r, runtime, version)
+		return admits(p.r, runtime, version, v.v, v.err)
 	}
 }
