@@ -86,7 +86,9 @@ func BenchmarkRunOnce(b *testing.B) {
 			add(prefix+"ratio", rate/rrate)
 			add(prefix+"off-cpu-us/workload", float64(offUsed.Microseconds())/float64(n))
 			add(prefix+"findings-cpu-ratio", float64(used)/float64(offUsed))
-			b.Logf("round %d %s: run --once %.0f µs CPU/workload, findings off %.0f (ratio %.3f); %.2f of render -f's rate",
+			// On standard error: the testing package keeps ten lines of a
+			// benchmark's log.
+			fmt.Fprintf(os.Stderr, "round %d %s: run --once %.0f µs CPU/workload, findings off %.0f (ratio %.3f); %.2f of render -f's rate\n",
 				round+1, cmp.Or(strings.TrimSuffix(prefix, "-"), "this build"), float64(used.Microseconds())/float64(n),
 				float64(offUsed.Microseconds())/float64(n), float64(used)/float64(offUsed), rate/rrate)
 		}
