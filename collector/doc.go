@@ -142,15 +142,20 @@
 // start of a huge argument list is still found. A workload's identity is
 // never cut: a name longer than Kubernetes allows is an error.
 //
-// Where things are: config.go (Config); normalize.go (Normalizer, the
+// Where things are: config.go (Config); profile.go (profiles.yaml read
+// and compiled), path.go (profile paths), kinds.go (Kind, what a watcher
+// watches); normalize.go (Normalizer, the
 // steps of one object: identity, profile, refusal, Inputs);
 // normalize_walk.go (components and fields as a profile reads them);
 // normalize_container.go (containers and env); container_facts.go
-// (ports, probes, accelerators); scrub.go (command lines); volume.go;
+// (ports, probes, accelerators); pinned.go (images pinned by digest in
+// the manifest); serving.go (MayServe); scrub.go (command lines);
+// volume.go;
 // configmap.go and configmap_files.go (Draft, Complete, what ConfigMaps
 // give); link.go (the link, bound and claim rules of profiles),
 // link_select.go (finding linked objects), link_contribute.go and
 // link_bound.go (what they add), lora.go (LoRA adapters of ConfigMaps),
-// claim.go; bound.go and bound_fits.go (Bounds); owners.go and generic.go
-// (roll-up, generic owners); reconcile.go.
+// claim.go; bound.go and bound_fits.go (Bounds); owners.go, generic.go and
+// generic_fields.go (roll-up, generic owners, objects read by their
+// fields); reconcile.go.
 package collector

@@ -9,11 +9,13 @@
 // a .creds file (a user JWT and its seed) is checked at Open (creds.go),
 // and credentials the server refuses, at connect or later (an expired or
 // revoked user), fail with ErrCredentialsRefused. It then provisions,
-// idempotently, the three streams of docs/ARCHITECTURE.md:
+// idempotently, the four streams:
 //
-//	CHANGES  bomstream.changes.<cluster>.<uid>  WorkloadChange events
-//	BOMS     bomstream.boms.<cluster>.<uid>     CycloneDX documents
-//	DLQ      bomstream.dlq.<stage>              what could not be processed, with the reason
+//	CHANGES   bomstream.changes.<cluster>.<uid>     WorkloadChange events
+//	BOMS      bomstream.boms.<cluster>.<uid>        CycloneDX documents
+//	DLQ       bomstream.dlq.<stage>                 what could not be processed, with the reason
+//	FINDINGS  bomstream.findingset.<cluster>.<uid>  each workload's policy findings
+//	          (and bomstream.findings.>, the layout before finding sets)
 //
 // and hands out the KV buckets: the per-sink ledgers, the name index. Stages
 // use the Bus; they never start servers or create streams themselves.
