@@ -89,6 +89,20 @@ func testRules(t testing.TB) *Rules {
 	return r
 }
 
+// startInline runs a stage inline (RunInline) until the test ends.
+func startInline(t *testing.T, bus *stream.Bus) *Stage {
+	t.Helper()
+	st, err := New(bus, testRules(t), Config{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = st.RunInline(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return st
+}
+
 func startStage(t *testing.T, bus *stream.Bus, reg prometheus.Registerer) *Stage {
 	t.Helper()
 	st, err := New(bus, testRules(t), Config{}, nil, reg)
@@ -261,14 +275,7 @@ func testHandler(t *testing.T, srv *httptest.Server) {
 // nothing twice.
 func TestFindingFollowInline(t *testing.T) {
 	bus := bustest.Open(t, stream.Config{})
-	st, err := New(bus, testRules(t), Config{}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = st.RunInline(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	st := startInline(t, bus)
 
 	follow := func(seq uint64, bom []byte, tombstone string) {
 		t.Helper()
@@ -386,14 +393,7 @@ func TestFindingApplyMerges(t *testing.T) {
 // space lent between evaluations carries nothing from one to another.
 func TestFindingFollowKeepsNothingBetweenSets(t *testing.T) {
 	bus := bustest.Open(t, stream.Config{})
-	st, err := New(bus, testRules(t), Config{}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = st.RunInline(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	st := startInline(t, bus)
 	bustest.Eventually(t, "the stage read FINDINGS", 30*time.Second, st.tally.loaded.Load)
 
 	const n = 200
