@@ -13,21 +13,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bomstream/bomstream/signing"
+	"github.com/bomstream/bomstream/signing/signingtest"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
-	"github.com/bomstream/bomstream/sinks/attest/attesttest"
 	"github.com/bomstream/bomstream/sinks/oci"
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
 )
 
 // cosignBinary is the cosign the interoperability tests run.
-func cosignBinary(t *testing.T) string { return attesttest.Cosign(t) }
+func cosignBinary(t *testing.T) string { return signingtest.Cosign(t) }
 
 // cosign runs the cosign binary with a HOME of its own (its TUF cache and
 // config stay out of the user's) and an empty key password.
 func cosign(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
-	return attesttest.Run(t, dir, bin, args...)
+	return signingtest.Run(t, dir, bin, args...)
 }
 
 // Interoperability with cosign v3, on a registry with the referrers API
@@ -42,7 +42,7 @@ func TestCosignInterop(t *testing.T) {
 			dir := t.TempDir()
 			// bomstream signs, cosign verifies.
 			keyFile, pubFile := writeSigningKey(t, dir)
-			s, err := oci.New(oci.Config{PlainHTTP: true, Attest: attest.Config{KeyFile: keyFile}}, sinks.Deps{Name: "oci"})
+			s, err := oci.New(oci.Config{PlainHTTP: true, Attest: signing.Config{KeyFile: keyFile}}, sinks.Deps{Name: "oci"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func writeSigningKey(t *testing.T, dir string) (string, string) {
 	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(priv)
 	privPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
-	pub, err := attest.PublicKeyPEM(privPEM)
+	pub, err := signing.PublicKeyPEM(privPEM)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -82,11 +82,11 @@ a bucket against its bundle (BOM.sigstore.json beside it). See docs/signing.md.`
 	return cmd
 }
 
-func (f *verifyFlags) verifier() (*attest.Verifier, error) {
+func (f *verifyFlags) verifier() (*signing.Verifier, error) {
 	if f.outp != "text" && f.outp != "json" {
 		return nil, fmt.Errorf("--output %q: want text or json", f.outp)
 	}
-	p := attest.Policy{Identity: f.identity, IdentityRegexp: f.identityRe, Issuer: f.issuer, IssuerRegexp: f.issuerRe, IgnoreTlog: f.ignoreTlog}
+	p := signing.Policy{Identity: f.identity, IdentityRegexp: f.identityRe, Issuer: f.issuer, IssuerRegexp: f.issuerRe, IgnoreTlog: f.ignoreTlog}
 	read := func(flag, path string) ([]byte, error) {
 		if path == "" {
 			return nil, nil
@@ -107,10 +107,10 @@ func (f *verifyFlags) verifier() (*attest.Verifier, error) {
 	if f.key == "" && f.identity == "" && f.identityRe == "" {
 		return nil, errors.New("say whom to trust: --key PUB, or --certificate-identity and --certificate-oidc-issuer with --trusted-root")
 	}
-	return attest.NewVerifier(p)
+	return signing.NewVerifier(p)
 }
 
-func (f *verifyFlags) verifyFile(v *attest.Verifier) (*verifyReport, error) {
+func (f *verifyFlags) verifyFile(v *signing.Verifier) (*verifyReport, error) {
 	bundlePath := cmp.Or(f.bundle, f.file+".sigstore.json")
 	bom, err := os.ReadFile(f.file)
 	if err != nil {
@@ -126,7 +126,7 @@ func (f *verifyFlags) verifyFile(v *attest.Verifier) (*verifyReport, error) {
 	return rep, rep.outcome(f.file)
 }
 
-func (f *verifyFlags) verifyImage(ctx context.Context, v *attest.Verifier, image string) (*verifyReport, error) {
+func (f *verifyFlags) verifyImage(ctx context.Context, v *signing.Verifier, image string) (*verifyReport, error) {
 	ref, err := parseImageRef(image)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (f *verifyFlags) verifyImage(ctx context.Context, v *attest.Verifier, image
 		return nil, fmt.Errorf("resolve %s: %w", image, err)
 	}
 	where := ref.Registry + "/" + ref.Repository + "@" + subject.Digest.String()
-	found, err := attest.Attachments(ctx, repo, subject)
+	found, err := signing.Attachments(ctx, repo, subject)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -211,7 +211,7 @@ type rejectedItem struct {
 	Reason      string `json:"reason"`
 }
 
-func (r *verifyReport) add(name string, got *attest.Verified, err error) {
+func (r *verifyReport) add(name string, got *signing.Verified, err error) {
 	if err == nil {
 		err = r.addVerified(name, got)
 	}
@@ -220,10 +220,10 @@ func (r *verifyReport) add(name string, got *attest.Verified, err error) {
 	}
 }
 
-func (r *verifyReport) addVerified(name string, got *attest.Verified) error {
+func (r *verifyReport) addVerified(name string, got *signing.Verified) error {
 	out := verifiedBOM{Attestation: name, PredicateType: got.PredicateType, SignedBy: cmp.Or(got.Identity, "key"), Issuer: got.Issuer,
 		Subject: got.Subject.Name + "@" + got.Subject.Digest, Runtimes: []transformer.RuntimeSummary{}, Models: []string{}}
-	if got.PredicateType == attest.PredicateType {
+	if got.PredicateType == signing.PredicateType {
 		sum, err := transformer.SummaryOf(got.BOM)
 		if err != nil {
 			return err
@@ -288,7 +288,7 @@ func (r *verifyReport) write(w io.Writer, format string) error {
 		if v.Issuer != "" {
 			by += " (" + v.Issuer + ")"
 		}
-		if v.PredicateType != attest.PredicateType {
+		if v.PredicateType != signing.PredicateType {
 			fmt.Fprintf(w, "verified %s signed by %s%s\n  predicate %s (not a BOM)\n", v.Attestation, by, at(v.SignedAt), v.PredicateType)
 			continue
 		}

@@ -17,9 +17,9 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/signing"
+	"github.com/bomstream/bomstream/signing/signingtest"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
-	"github.com/bomstream/bomstream/sinks/attest/attesttest"
 	"github.com/bomstream/bomstream/sinks/gcs"
 	"github.com/bomstream/bomstream/sinks/gcs/gcstest"
 	"github.com/bomstream/bomstream/sinks/oci"
@@ -56,9 +56,9 @@ func servingBOM(t testing.TB, name string, seq uint64) sinks.BOM {
 }
 
 // keylessSink is an oci sink that signs keyless against ss, as identity.
-func keylessSink(t testing.TB, ss *attesttest.Sigstore, identity string, opts []attest.Option) *oci.Sink {
+func keylessSink(t testing.TB, ss *signingtest.Sigstore, identity string, opts []signing.Option) *oci.Sink {
 	t.Helper()
-	cfg := oci.Config{PlainHTTP: true, Attest: attest.Config{Keyless: &attest.Keyless{TokenFile: attesttest.TokenFile(t, identity, signerIssuer)}}}
+	cfg := oci.Config{PlainHTTP: true, Attest: signing.Config{Keyless: &signing.Keyless{TokenFile: signingtest.TokenFile(t, identity, signerIssuer)}}}
 	s, err := oci.New(cfg, sinks.Deps{Name: "oci"}, oci.WithAttestOptions(opts...))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestVerifyKeyless(t *testing.T) {
 	for _, k := range []ocitest.Kind{ocitest.Olareg, ocitest.Distribution} {
 		t.Run(string(k), func(t *testing.T) {
 			reg := ocitest.Start(t, k, ocitest.Options{})
-			ss := attesttest.New(t)
+			ss := signingtest.New(t)
 			rootFile := filepath.Join(t.TempDir(), "trusted_root.json")
 			if err := os.WriteFile(rootFile, ss.TrustedRoot(t), 0o644); err != nil {
 				t.Fatal(err)
@@ -135,7 +135,7 @@ func TestVerifyKeyless(t *testing.T) {
 func onlyBundle(t *testing.T, reg *ocitest.Registry, img schemas.ImageDigest) []byte {
 	t.Helper()
 	repo, subject := repoOf(t, reg, img)
-	found, err := attest.Attachments(context.Background(), repo, subject)
+	found, err := signing.Attachments(context.Background(), repo, subject)
 	if err != nil || len(found) != 1 || found[0].Err != nil {
 		t.Fatalf("attachments of %s: %v %+v", img.Image, err, found)
 	}
@@ -162,11 +162,11 @@ func attach(t *testing.T, reg *ocitest.Registry, img schemas.ImageDigest, bundle
 	t.Helper()
 	repo, subject := repoOf(t, reg, img)
 	ctx := context.Background()
-	manifest, desc := attest.Manifest(bundle, subject, map[string]string{attest.AnnotationContent: "dsse-envelope"})
+	manifest, desc := signing.Manifest(bundle, subject, map[string]string{signing.AnnotationContent: "dsse-envelope"})
 	for _, blob := range []struct {
 		d    ocispec.Descriptor
 		body []byte
-	}{{attest.BundleConfig, []byte("{}")}, {attest.BundleLayer(bundle), bundle}} {
+	}{{signing.BundleConfig, []byte("{}")}, {signing.BundleLayer(bundle), bundle}} {
 		if ok, _ := repo.Exists(ctx, blob.d); !ok {
 			if err := repo.Push(ctx, blob.d, bytes.NewReader(blob.body)); err != nil {
 				t.Fatal(err)
@@ -202,7 +202,7 @@ func TestVerifyFile(t *testing.T) {
 	srv := gcstest.Start(t, "boms")
 	dir := t.TempDir()
 	keyFile, pubFile := writeSigningKey(t, dir)
-	s, err := gcs.New(context.Background(), gcs.Config{Bucket: "boms", Endpoint: srv.Endpoint(), Anonymous: true, Attest: attest.Config{KeyFile: keyFile}}, sinks.Deps{})
+	s, err := gcs.New(context.Background(), gcs.Config{Bucket: "boms", Endpoint: srv.Endpoint(), Anonymous: true, Attest: signing.Config{KeyFile: keyFile}}, sinks.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}

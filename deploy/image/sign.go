@@ -19,7 +19,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // maxBinary bounds the binary read from an image's layer.
@@ -28,8 +28,8 @@ const maxBinary = 512 << 20
 // SignOptions say how Sign signs.
 type SignOptions struct {
 	// Signer signs the statements, with a key or keyless (package
-	// sinks/attest, as the oci sink signs AI-BOMs).
-	Signer *attest.Signer
+	// package signing, as the oci sink signs AI-BOMs).
+	Signer *signing.Signer
 	// BuilderID is the provenance's runDetails.builder.id (a CI workflow,
 	// say); DefaultBuilderID when empty.
 	BuilderID string
@@ -45,7 +45,7 @@ type Attestation struct {
 
 // PredicateCycloneDX is the predicate type of the SBOM attestations:
 // what `cosign verify-attestation --type cyclonedx` looks for.
-const PredicateCycloneDX = attest.PredicateType
+const PredicateCycloneDX = signing.PredicateType
 
 // Sign attaches to each platform image of the layout in dir, and to its
 // index, two signed in-toto attestations as Sigstore bundles, in the
@@ -150,14 +150,14 @@ func removeAttestations(p layout.Path) error {
 	}
 	n := 0
 	for _, d := range im.Manifests {
-		if d.ArtifactType == attest.BundleMediaType {
+		if d.ArtifactType == signing.BundleMediaType {
 			n++
 		}
 	}
 	if n == 0 {
 		return nil
 	}
-	if err := p.RemoveDescriptors(func(d v1.Descriptor) bool { return d.ArtifactType == attest.BundleMediaType }); err != nil {
+	if err := p.RemoveDescriptors(func(d v1.Descriptor) bool { return d.ArtifactType == signing.BundleMediaType }); err != nil {
 		return err
 	}
 	garbage, err := p.GarbageCollect()
@@ -265,7 +265,7 @@ func platformBuildOf(idx v1.ImageIndex, d v1.Descriptor) (platformBuild, error) 
 // their bundles into it.
 type attester struct {
 	path    layout.Path
-	signer  *attest.Signer
+	signer  *signing.Signer
 	name    string // the statements' subject name: the image's title
 	created time.Time
 	done    []Attestation
@@ -278,7 +278,7 @@ func (a *attester) attest(ctx context.Context, what string, subject v1.Descripto
 		typ  string
 		body []byte
 	}{{PredicateCycloneDX, sbom}, {PredicateSLSA, prov}} {
-		st, err := attest.StatementOf(attest.Subject{Name: a.name, Digest: subject.Digest.String()}, pr.typ, pr.body)
+		st, err := signing.StatementOf(signing.Subject{Name: a.name, Digest: subject.Digest.String()}, pr.typ, pr.body)
 		if err != nil {
 			return fmt.Errorf("sign %s: %w", what, err)
 		}
@@ -287,23 +287,23 @@ func (a *attester) attest(ctx context.Context, what string, subject v1.Descripto
 			return fmt.Errorf("sign %s %s with %s: %w", what, pr.typ, a.signer, err)
 		}
 		ann := map[string]string{
-			annCreated:                     a.created.UTC().Format(time.RFC3339),
-			attest.AnnotationContent:       "dsse-envelope",
-			attest.AnnotationPredicateType: pr.typ,
+			annCreated:                      a.created.UTC().Format(time.RFC3339),
+			signing.AnnotationContent:       "dsse-envelope",
+			signing.AnnotationPredicateType: pr.typ,
 		}
-		raw, desc := attest.Manifest(bundle, ocispec.Descriptor{
+		raw, desc := signing.Manifest(bundle, ocispec.Descriptor{
 			MediaType: string(subject.MediaType), Digest: digest.Digest(subject.Digest.String()), Size: subject.Size,
 		}, ann)
 		h, err := v1.NewHash(desc.Digest.String())
 		if err != nil {
 			return err
 		}
-		layer := static.NewLayer(bundle, attest.BundleMediaType)
+		layer := static.NewLayer(bundle, signing.BundleMediaType)
 		ld, err := layer.Digest()
 		if err != nil {
 			return err
 		}
-		img, err := partial.CompressedToImage(&referrer{manifest: raw, layer: layer, layerDigest: ld, configType: attest.BundleMediaType})
+		img, err := partial.CompressedToImage(&referrer{manifest: raw, layer: layer, layerDigest: ld, configType: signing.BundleMediaType})
 		if err != nil {
 			return err
 		}
@@ -312,7 +312,7 @@ func (a *attester) attest(ctx context.Context, what string, subject v1.Descripto
 		}
 		if err := a.path.AppendDescriptor(v1.Descriptor{
 			MediaType: types.OCIManifestSchema1, Digest: h, Size: desc.Size,
-			ArtifactType: attest.BundleMediaType, Annotations: ann,
+			ArtifactType: signing.BundleMediaType, Annotations: ann,
 		}); err != nil {
 			return fmt.Errorf("list %s attestation %s: %w", what, h, err)
 		}

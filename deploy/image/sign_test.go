@@ -23,19 +23,19 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/bomstream/bomstream/schemas/validate"
-	"github.com/bomstream/bomstream/sinks/attest"
-	"github.com/bomstream/bomstream/sinks/attest/attesttest"
+	"github.com/bomstream/bomstream/signing"
+	"github.com/bomstream/bomstream/signing/signingtest"
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
 )
 
 // cosignBinary is the cosign the interoperability tests run.
-func cosignBinary(t *testing.T) string { return attesttest.Cosign(t) }
+func cosignBinary(t *testing.T) string { return signingtest.Cosign(t) }
 
 // runTool runs a command in dir with a HOME of its own and returns its
 // stdout, failing the test with both outputs when it fails.
 func runTool(t *testing.T, dir, bin string, args ...string) string {
 	t.Helper()
-	return attesttest.Run(t, dir, bin, args...)
+	return signingtest.Run(t, dir, bin, args...)
 }
 
 // signedCopy copies the shared bomstream layout into a new directory, to
@@ -73,7 +73,7 @@ func writeKeyPair(t *testing.T, dir string) (key, pub string) {
 		t.Fatal(err)
 	}
 	privPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
-	pubPEM, err := attest.PublicKeyPEM(privPEM)
+	pubPEM, err := signing.PublicKeyPEM(privPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func attestationsOf(t *testing.T, dir string) []layoutAttestation {
 	top, im := topIndex(t, dir)
 	var out []layoutAttestation
 	for _, d := range im.Manifests {
-		if d.ArtifactType != attest.BundleMediaType {
+		if d.ArtifactType != signing.BundleMediaType {
 			continue
 		}
 		art, err := top.Image(d.Digest)
@@ -121,7 +121,7 @@ func attestationsOf(t *testing.T, dir string) []layoutAttestation {
 			t.Fatal(err)
 		}
 		ls, err := art.Layers()
-		if err != nil || len(ls) != 1 || m.Subject == nil || m.ArtifactType != attest.BundleMediaType {
+		if err != nil || len(ls) != 1 || m.Subject == nil || m.ArtifactType != signing.BundleMediaType {
 			t.Fatalf("attestation %s: %d layers (%v), subject %v, artifactType %q", d.Digest, len(ls), err, m.Subject, m.ArtifactType)
 		}
 		raw, err := readLayer(ls[0])
@@ -134,14 +134,14 @@ func attestationsOf(t *testing.T, dir string) []layoutAttestation {
 				PayloadType string `json:"payloadType"`
 			} `json:"dsseEnvelope"`
 		}
-		if err := json.Unmarshal(raw, &b); err != nil || b.DSSE.PayloadType != attest.PayloadType {
+		if err := json.Unmarshal(raw, &b); err != nil || b.DSSE.PayloadType != signing.PayloadType {
 			t.Fatalf("attestation %s: not a DSSE bundle: %v", d.Digest, err)
 		}
 		payload, err := base64.StdEncoding.DecodeString(b.DSSE.Payload)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := layoutAttestation{manifest: d.Digest, subject: m.Subject.Digest, predType: m.Annotations[attest.AnnotationPredicateType]}
+		a := layoutAttestation{manifest: d.Digest, subject: m.Subject.Digest, predType: m.Annotations[signing.AnnotationPredicateType]}
 		if err := json.Unmarshal(payload, &a.statement); err != nil {
 			t.Fatal(err)
 		}
@@ -361,8 +361,8 @@ func TestSignedWithKey(t *testing.T) {
 func TestSignedKeyless(t *testing.T) {
 	res, dir, bomstream := signedCopy(t)
 	const identity, issuer = "https://github.com/bomstream/bomstream/.github/workflows/release.yml@refs/tags/v0.4.0", "https://token.actions.githubusercontent.com"
-	ss := attesttest.New(t)
-	s, err := attest.New(attest.Config{Keyless: &attest.Keyless{TokenFile: attesttest.TokenFile(t, identity, issuer)}}, nil, ss.Options()...)
+	ss := signingtest.New(t)
+	s, err := signing.New(signing.Config{Keyless: &signing.Keyless{TokenFile: signingtest.TokenFile(t, identity, issuer)}}, nil, ss.Options()...)
 	if err != nil {
 		t.Fatal(err)
 	}

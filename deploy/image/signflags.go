@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // DefaultTokenEnv is the variable the OIDC token of keyless signing is read
@@ -14,7 +14,7 @@ import (
 const DefaultTokenEnv = "SIGSTORE_ID_TOKEN"
 
 // signFlags are the signing flags of the image builder; they make the
-// attest.Config the oci sink's attest: block takes.
+// signing.Config the oci sink's attest: block takes.
 type signFlags struct {
 	key, keyEnv, kmsKey            string
 	keyless                        bool
@@ -27,8 +27,8 @@ func (f *signFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.keyEnv, "sign-key-env", "", "sign with the PEM private key held by this environment `variable`")
 	fs.StringVar(&f.kmsKey, "sign-kms-key", "", "sign with a key in a key management service, by sigstore's `URI` (gcpkms://..., hashivault://...)")
 	fs.BoolVar(&f.keyless, "keyless", false, "sign keyless: a Fulcio certificate for the OIDC token's identity, the entry logged in Rekor")
-	fs.StringVar(&f.fulcio, "fulcio-url", "", "with --keyless: the certificate authority (default "+attest.DefaultFulcioURL+")")
-	fs.StringVar(&f.rekor, "rekor-url", "", "with --keyless: the transparency log (default "+attest.DefaultRekorURL+")")
+	fs.StringVar(&f.fulcio, "fulcio-url", "", "with --keyless: the certificate authority (default "+signing.DefaultFulcioURL+")")
+	fs.StringVar(&f.rekor, "rekor-url", "", "with --keyless: the transparency log (default "+signing.DefaultRekorURL+")")
 	fs.StringVar(&f.timestamp, "timestamp-url", "", "with --keyless: an RFC 3161 timestamp authority `URL` (default none)")
 	fs.StringVar(&f.tokenFile, "oidc-token-file", "", "with --keyless: the `file` holding the OIDC token (default: the variable --oidc-token-env names)")
 	fs.StringVar(&f.tokenEnv, "oidc-token-env", DefaultTokenEnv, "with --keyless: the environment `variable` holding the OIDC token")
@@ -42,7 +42,7 @@ func (f *signFlags) enabled() bool {
 // signer makes the signer the flags ask for (nil for none), reading the
 // key or the token now. A token from a variable is written to a private
 // temporary file, as the signer reads a file; cleanup removes it.
-func (f *signFlags) signer(getenv func(string) string) (*attest.Signer, func(), error) {
+func (f *signFlags) signer(getenv func(string) string) (*signing.Signer, func(), error) {
 	cleanup := func() {}
 	n := 0
 	for _, set := range []bool{f.key != "", f.keyEnv != "", f.kmsKey != "", f.keyless} {
@@ -59,9 +59,9 @@ func (f *signFlags) signer(getenv func(string) string) (*attest.Signer, func(), 
 	if n == 0 {
 		return nil, cleanup, nil
 	}
-	cfg := attest.Config{KeyFile: f.key, KeyEnv: f.keyEnv, KMSKey: f.kmsKey}
+	cfg := signing.Config{KeyFile: f.key, KeyEnv: f.keyEnv, KMSKey: f.kmsKey}
 	if f.keyless {
-		k := &attest.Keyless{TokenFile: f.tokenFile, FulcioURL: f.fulcio, RekorURL: f.rekor, TimestampURL: f.timestamp}
+		k := &signing.Keyless{TokenFile: f.tokenFile, FulcioURL: f.fulcio, RekorURL: f.rekor, TimestampURL: f.timestamp}
 		if k.TokenFile == "" {
 			tok := getenv(f.tokenEnv)
 			if tok == "" {
@@ -80,7 +80,7 @@ func (f *signFlags) signer(getenv func(string) string) (*attest.Signer, func(), 
 		}
 		cfg.Keyless = k
 	}
-	s, err := attest.New(cfg, getenv)
+	s, err := signing.New(cfg, getenv)
 	if err != nil {
 		cleanup()
 		return nil, func() {}, fmt.Errorf("signing: %w", err)

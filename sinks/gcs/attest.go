@@ -8,8 +8,8 @@ import (
 	"cloud.google.com/go/storage"
 	"go.uber.org/zap"
 
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // BundleSuffix names the bundle object beside a BOM object:
@@ -34,7 +34,7 @@ func (s *Sink) createBundle(ctx context.Context, name string, b sinks.BOM) error
 	case !errors.Is(err, storage.ErrObjectNotExist):
 		return s.classify(err, opRead, bname)
 	}
-	st, err := attest.Statement(attest.Subject{Name: "gs://" + s.bucket + "/" + name, Digest: b.BomHash}, b.Body)
+	st, err := signing.Statement(signing.Subject{Name: "gs://" + s.bucket + "/" + name, Digest: b.BomHash}, b.Body)
 	if err != nil {
 		return sinks.Permanent(err)
 	}
@@ -43,7 +43,7 @@ func (s *Sink) createBundle(ctx context.Context, name string, b sinks.BOM) error
 		return fmt.Errorf("attest gs://%s/%s: %w", s.bucket, name, err)
 	}
 	meta := map[string]string{MetaBomHash: b.BomHash, MetaWorkload: b.Workload.String(), MetaUID: b.Workload.UID}
-	err = s.write(ctx, obj.If(storage.Conditions{DoesNotExist: true}), bundle, attest.BundleMediaType, meta)
+	err = s.write(ctx, obj.If(storage.Conditions{DoesNotExist: true}), bundle, signing.BundleMediaType, meta)
 	if isPrecondition(err) {
 		return nil // another attempt wrote it meanwhile
 	}

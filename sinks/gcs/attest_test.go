@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bomstream/bomstream/signing"
+	"github.com/bomstream/bomstream/signing/signingtest"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
-	"github.com/bomstream/bomstream/sinks/attest/attesttest"
 	"github.com/bomstream/bomstream/sinks/gcs/gcstest"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
@@ -17,11 +17,11 @@ import (
 // signs and writes nothing.
 func TestAttestBundles(t *testing.T) {
 	srv := gcstest.Start(t, "boms")
-	ss := attesttest.New(t)
+	ss := signingtest.New(t)
 	const id, iss = "system:serviceaccount:bomstream:bomstream", "https://kubernetes.default.svc"
 	reg := sinks.Registry{Type: sinks.Type{NewConfig: SinkType.NewConfig}}
 	raw := srv.Config("signed")
-	raw["attest"] = map[string]any{"keyless": map[string]any{"tokenFile": attesttest.TokenFile(t, id, iss)}}
+	raw["attest"] = map[string]any{"keyless": map[string]any{"tokenFile": signingtest.TokenFile(t, id, iss)}}
 	cfg, err := reg.Decode(Type, raw)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestAttestBundles(t *testing.T) {
 	if !ok {
 		t.Fatalf("no bundle beside %s: %v", name, objs)
 	}
-	v, err := attest.NewVerifier(attest.Policy{TrustedRoot: ss.TrustedRoot(t), Identity: id, Issuer: iss})
+	v, err := signing.NewVerifier(signing.Policy{TrustedRoot: ss.TrustedRoot(t), Identity: id, Issuer: iss})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // DefaultPathTemplate names each BOM object when Config.PathTemplate is empty.
@@ -43,7 +43,7 @@ type Config struct {
 	// Attest writes a Sigstore bundle beside each BOM object (its name +
 	// BundleSuffix): the BOM signed as an in-toto attestation of the
 	// object, with a key or keyless. Empty signs nothing. See docs/signing.md.
-	Attest attest.Config `yaml:"attest"`
+	Attest signing.Config `yaml:"attest"`
 }
 
 // Validate checks the configuration without any I/O; errors name the key.

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // Type is the registry name of this sink.
@@ -60,7 +60,7 @@ type Sink struct {
 	console bool
 	client  *storage.Client
 	log     *zap.Logger
-	signer  *attest.Signer // nil: no bundles
+	signer  *signing.Signer // nil: no bundles
 }
 
 // SinkType is the registry entry of the gcs sink.
@@ -72,12 +72,12 @@ var SinkType = sinks.Type{
 }
 
 // Option adjusts a sink beyond its configuration.
-type Option func(*[]attest.Option)
+type Option func(*[]signing.Option)
 
 // WithAttestOptions passes options to the signer that cfg.Attest
 // configures (tests: an in-memory Sigstore).
-func WithAttestOptions(opts ...attest.Option) Option {
-	return func(o *[]attest.Option) { *o = append(*o, opts...) }
+func WithAttestOptions(opts ...signing.Option) Option {
+	return func(o *[]signing.Option) { *o = append(*o, opts...) }
 }
 
 // New validates cfg and opens a storage client. It reads the credentials
@@ -88,11 +88,11 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps, sinkOpts ...Option) (
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var aopts []attest.Option
+	var aopts []signing.Option
 	for _, o := range sinkOpts {
 		o(&aopts)
 	}
-	signer, err := attest.New(cfg.Attest, deps.Getenv, aopts...)
+	signer, err := signing.New(cfg.Attest, deps.Getenv, aopts...)
 	if err != nil {
 		return nil, err
 	}

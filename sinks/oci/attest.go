@@ -9,13 +9,13 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.uber.org/zap"
 
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // version names the BOM version an attestation is for.
-func version(b sinks.BOM) attest.Version {
-	return attest.Version{
+func version(b sinks.BOM) signing.Version {
+	return signing.Version{
 		Workload: b.Workload.String(), UID: b.Workload.UID, ChangeSeq: strconv.FormatUint(b.ChangeSeq, 10),
 		BomHash: b.BomHash, Created: b.Time.UTC().Format(time.RFC3339Nano),
 	}
@@ -33,7 +33,7 @@ func (s *Sink) pushAttestation(ctx context.Context, b sinks.BOM, t target, subje
 	lock := s.subjectLock(where + "@" + subject.Digest.String())
 	lock.Lock()
 	defer lock.Unlock()
-	listed, err := s.isReferrer(ctx, dst, subject, attest.BundleMediaType, func(r ocispec.Descriptor) bool { return v.Attests(r.Annotations) })
+	listed, err := s.isReferrer(ctx, dst, subject, signing.BundleMediaType, func(r ocispec.Descriptor) bool { return v.Attests(r.Annotations) })
 	if err != nil {
 		return s.classify(err, fmt.Sprintf("list attestations of %s@%s", where, subject.Digest), t.dest)
 	}
@@ -41,7 +41,7 @@ func (s *Sink) pushAttestation(ctx context.Context, b sinks.BOM, t target, subje
 		s.m.attPresent.Inc()
 		return nil
 	}
-	st, err := attest.Statement(attest.Subject{Name: t.source.Registry + "/" + t.source.Repository, Digest: subject.Digest.String()}, b.Body)
+	st, err := signing.Statement(signing.Subject{Name: t.source.Registry + "/" + t.source.Repository, Digest: subject.Digest.String()}, b.Body)
 	if err != nil {
 		return sinks.Permanent(err)
 	}
@@ -49,8 +49,8 @@ func (s *Sink) pushAttestation(ctx context.Context, b sinks.BOM, t target, subje
 	if err != nil {
 		return fmt.Errorf("attest %s@%s: %w", where, subject.Digest, err)
 	}
-	manifest, desc := attest.Manifest(bundle, subject, v.Annotations())
-	blobs := []ocispec.Descriptor{attest.BundleConfig, attest.BundleLayer(bundle)}
+	manifest, desc := signing.Manifest(bundle, subject, v.Annotations())
+	blobs := []ocispec.Descriptor{signing.BundleConfig, signing.BundleLayer(bundle)}
 	if err := s.upload(ctx, dst, t.dest, blobs, [][]byte{[]byte("{}"), bundle}, desc, manifest); err != nil {
 		return err
 	}

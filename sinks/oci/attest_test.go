@@ -17,8 +17,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
@@ -34,7 +34,7 @@ func newKey(t testing.TB) (string, []byte) {
 	if err := os.WriteFile(p, privPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pub, err := attest.PublicKeyPEM(privPEM)
+	pub, err := signing.PublicKeyPEM(privPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,22 +42,22 @@ func newKey(t testing.TB) (string, []byte) {
 }
 
 // attestations reads and verifies the attestations attached to img.
-func attestations(t *testing.T, reg *ocitest.Registry, img schemas.ImageDigest, pub []byte) []*attest.Verified {
+func attestations(t *testing.T, reg *ocitest.Registry, img schemas.ImageDigest, pub []byte) []*signing.Verified {
 	t.Helper()
 	repo := &remote.Repository{Reference: registry.Reference{Registry: reg.Host, Repository: "app"}, PlainHTTP: true}
 	subject, err := repo.Resolve(context.Background(), img.Digest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := attest.Attachments(context.Background(), repo, subject)
+	found, err := signing.Attachments(context.Background(), repo, subject)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := attest.NewVerifier(attest.Policy{PublicKey: pub})
+	v, err := signing.NewVerifier(signing.Policy{PublicKey: pub})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*attest.Verified
+	var out []*signing.Verified
 	for _, a := range found {
 		if a.Err != nil {
 			t.Fatalf("attachment %s: %v", a.Manifest.Digest, a.Err)
@@ -183,14 +183,14 @@ func TestAttestKeyRefused(t *testing.T) {
 // The attestation manifest is the layout cosign v3 writes.
 func TestAttestationManifest(t *testing.T) {
 	subject := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digestOf("sha256:" + hex64('a')), Size: 10}
-	body, desc := attest.Manifest([]byte(`{"mediaType":"x"}`), subject, version(sinktest.NewBOM(sinktest.Workload("chat"), 3)).Annotations())
+	body, desc := signing.Manifest([]byte(`{"mediaType":"x"}`), subject, version(sinktest.NewBOM(sinktest.Workload("chat"), 3)).Annotations())
 	for _, want := range []string{`"artifactType":"application/vnd.dev.sigstore.bundle.v0.3+json"`, `"dev.sigstore.bundle.content":"dsse-envelope"`,
 		`"dev.sigstore.bundle.predicateType":"https://cyclonedx.org/bom"`, `"dev.bomstream.changeSeq":"3"`, `"subject":{"mediaType":"application/vnd.oci.image.manifest.v1+json"`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("manifest lacks %s: %s", want, body)
 		}
 	}
-	if desc.ArtifactType != attest.BundleMediaType {
+	if desc.ArtifactType != signing.BundleMediaType {
 		t.Errorf("descriptor %+v", desc)
 	}
 }

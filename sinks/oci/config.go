@@ -6,7 +6,7 @@ import (
 
 	"oras.land/oras-go/v2/registry"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // Config configures one oci sink. The zero value pushes each BOM into the
@@ -31,7 +31,7 @@ type Config struct {
 	// Attest signs each BOM as an in-toto attestation of each image (a
 	// Sigstore bundle, as cosign v3 attaches them), with a key or keyless;
 	// empty signs nothing. See docs/signing.md.
-	Attest attest.Config `yaml:"attest"`
+	Attest signing.Config `yaml:"attest"`
 	// PlainReferrer keeps pushing the unsigned BOM artifact next to the
 	// attestation; default true. False with attest set pushes only the
 	// attestation.

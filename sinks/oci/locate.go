@@ -1,8 +1,8 @@
 package oci
 
 import (
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // Locate implements sinks.Locator: for each image of v that Export pushes
@@ -10,7 +10,7 @@ import (
 // BOM is a referrer of, registry/repository@digest in the repository the
 // artifact goes to (the configured repository, or the image's own): the
 // plain BOM artifact (ArtifactType) unless plainReferrer is false, and
-// the signed attestation (attest.BundleMediaType) when attest is set. The
+// the signed attestation (signing.BundleMediaType) when attest is set. The
 // referrer's own manifest digest depends on the subject's media type and
 // size, which only the registry knows, so it is not named.
 func (s *Sink) Locate(v sinks.Version) []sinks.Location {
@@ -24,7 +24,7 @@ func (s *Sink) Locate(v sinks.Version) []sinks.Location {
 			locs = append(locs, sinks.Location{Sink: s.name, Type: Type, What: "referrer", Where: where, ArtifactType: ArtifactType})
 		}
 		if s.signer != nil {
-			locs = append(locs, sinks.Location{Sink: s.name, Type: Type, What: "attestation", Where: where, ArtifactType: attest.BundleMediaType})
+			locs = append(locs, sinks.Location{Sink: s.name, Type: Type, What: "attestation", Where: where, ArtifactType: signing.BundleMediaType})
 		}
 	}
 	return locs

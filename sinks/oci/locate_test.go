@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 	"github.com/bomstream/bomstream/sinks/oci/ocitest"
 	"github.com/bomstream/bomstream/sinks/sinktest"
 )
@@ -96,7 +96,7 @@ func TestLocateAttestation(t *testing.T) {
 			t.Fatalf("plainReferrer %v: %+v, want %v", c.plain, locs, c.what)
 		}
 		for i, l := range locs {
-			want := map[string]string{"referrer": ArtifactType, "attestation": attest.BundleMediaType}[c.what[i]]
+			want := map[string]string{"referrer": ArtifactType, "attestation": signing.BundleMediaType}[c.what[i]]
 			if l.What != c.what[i] || l.ArtifactType != want || l.Where != reg.Host+"/app@"+img.Digest {
 				t.Errorf("plainReferrer %v: %+v, want a %s of type %s", c.plain, l, c.what[i], want)
 			}

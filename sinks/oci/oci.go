@@ -20,8 +20,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/sinks/attest"
 )
 
 // Type is the registry name of this sink.
@@ -60,8 +60,8 @@ type Sink struct {
 	creds      *dockerConfig // nil: anonymous
 	http       *http.Client
 	client     *auth.Client
-	signer     *attest.Signer // nil: no attestations
-	plain      bool           // push the unsigned BOM artifact
+	signer     *signing.Signer // nil: no attestations
+	plain      bool            // push the unsigned BOM artifact
 
 	// subjectLocks serialise, within this process, the pushes that add a
 	// referrer to one subject (striped by repository and digest): the
@@ -86,11 +86,11 @@ var SinkType = sinks.Type{
 // Option adjusts a sink beyond its configuration.
 type Option func(*options)
 
-type options struct{ attest []attest.Option }
+type options struct{ attest []signing.Option }
 
 // WithAttestOptions passes options to the signer that cfg.Attest
 // configures (tests: an in-memory Sigstore).
-func WithAttestOptions(opts ...attest.Option) Option {
+func WithAttestOptions(opts ...signing.Option) Option {
 	return func(o *options) { o.attest = append(o.attest, opts...) }
 }
 
@@ -116,7 +116,7 @@ func New(cfg Config, deps sinks.Deps, opts ...Option) (*Sink, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	signer, err := attest.New(cfg.Attest, deps.Getenv, o.attest...)
+	signer, err := signing.New(cfg.Attest, deps.Getenv, o.attest...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package attest_test
+package signing_test
 
 import (
 	"bytes"
@@ -8,15 +8,15 @@ import (
 	"crypto/rand"
 	"testing"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // A BOM with '&', '<' or '>' (a purl's qualifiers) is attested as it is,
 // compacted, not HTML-escaped: VerifyBlob then finds it equal to the file.
 func TestStatementKeepsBytes(t *testing.T) {
 	file := []byte("{\n  \"components\": [{\"purl\": \"pkg:oci/app@sha256%3Aab?arch=amd64&tag=<v1>\"}]\n}\n")
-	sub := attest.Subject{Name: "gs://bucket/bom.cdx.json", Digest: digest(file)}
-	st, err := attest.StatementOf(sub, "https://cyclonedx.org/bom", file)
+	sub := signing.Subject{Name: "gs://bucket/bom.cdx.json", Digest: digest(file)}
+	st, err := signing.StatementOf(sub, "https://cyclonedx.org/bom", file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestStatementKeepsBytes(t *testing.T) {
 	}
 	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	keyFile := writeKey(t, priv)
-	s, err := attest.New(attest.Config{KeyFile: keyFile}, nil)
+	s, err := signing.New(signing.Config{KeyFile: keyFile}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,14 @@ func TestStatementKeepsBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := attest.NewVerifier(attest.Policy{PublicKey: publicPEM(t, keyFile)})
+	v, err := signing.NewVerifier(signing.Policy{PublicKey: publicPEM(t, keyFile)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := v.VerifyBlob(b, file); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attest.StatementOf(sub, "", file); err == nil {
+	if _, err := signing.StatementOf(sub, "", file); err == nil {
 		t.Error("a statement without a predicate type")
 	}
 }

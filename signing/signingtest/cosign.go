@@ -1,4 +1,4 @@
-package attesttest
+package signingtest
 
 import (
 	"bytes"

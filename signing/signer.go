@@ -1,4 +1,4 @@
-package attest
+package signing
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // CertificateAuthority issues the short-lived signing certificate of
 // keyless signing: a new keypair, and its certificate (DER) for the
 // identity the OIDC token proves. Fulcio is the real one; tests use
-// sigstore-go's VirtualSigstore (package attesttest).
+// sigstore-go's VirtualSigstore (package signingtest).
 type CertificateAuthority interface {
 	Certify(ctx context.Context, idToken string) (sign.Keypair, []byte, error)
 }

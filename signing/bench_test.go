@@ -1,4 +1,4 @@
-package attest_test
+package signing_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bomstream/bomstream/sinks/attest"
-	"github.com/bomstream/bomstream/sinks/attest/attesttest"
+	"github.com/bomstream/bomstream/signing"
+	"github.com/bomstream/bomstream/signing/signingtest"
 )
 
 // cpuTime is the process's user and system CPU time so far.
@@ -29,16 +29,16 @@ func cpuTime(b *testing.B) time.Duration {
 // and the process's CPU time per attestation; run it with -cpu 1 for one
 // core.
 func BenchmarkSign(b *testing.B) {
-	st, err := attest.Statement(attest.Subject{Name: "reg.example/app", Digest: digest([]byte("image"))}, bom)
+	st, err := signing.Statement(signing.Subject{Name: "reg.example/app", Digest: digest([]byte("image"))}, bom)
 	if err != nil {
 		b.Fatal(err)
 	}
 	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	ss := attesttest.New(b)
-	signers := map[string]func() (*attest.Signer, error){
-		"key": func() (*attest.Signer, error) { return attest.New(attest.Config{KeyFile: writeKey(b, priv)}, nil) },
-		"keyless": func() (*attest.Signer, error) {
-			return attest.New(attest.Config{Keyless: &attest.Keyless{TokenFile: attesttest.TokenFile(b, identity, issuer)}}, nil, ss.Options()...)
+	ss := signingtest.New(b)
+	signers := map[string]func() (*signing.Signer, error){
+		"key": func() (*signing.Signer, error) { return signing.New(signing.Config{KeyFile: writeKey(b, priv)}, nil) },
+		"keyless": func() (*signing.Signer, error) {
+			return signing.New(signing.Config{Keyless: &signing.Keyless{TokenFile: signingtest.TokenFile(b, identity, issuer)}}, nil, ss.Options()...)
 		},
 	}
 	for _, name := range []string{"key", "keyless"} {

@@ -1,4 +1,4 @@
-package attest_test
+package signing_test
 
 import (
 	"bytes"
@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/sinks/attest"
-	"github.com/bomstream/bomstream/sinks/attest/attesttest"
+	"github.com/bomstream/bomstream/signing"
+	"github.com/bomstream/bomstream/signing/signingtest"
 )
 
 const (
@@ -50,16 +50,16 @@ func publicPEM(t testing.TB, keyFile string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := attest.PublicKeyPEM(b)
+	pub, err := signing.PublicKeyPEM(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pub
 }
 
-func signStatement(t *testing.T, s *attest.Signer, sub attest.Subject, body []byte) []byte {
+func signStatement(t *testing.T, s *signing.Signer, sub signing.Subject, body []byte) []byte {
 	t.Helper()
-	st, err := attest.Statement(sub, body)
+	st, err := signing.Statement(sub, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,13 +76,13 @@ func TestKeySignVerify(t *testing.T) {
 	for name, priv := range map[string]any{"ecdsa-p256": ec, "ed25519": ed} {
 		t.Run(name, func(t *testing.T) {
 			keyFile := writeKey(t, priv)
-			s, err := attest.New(attest.Config{KeyFile: keyFile}, nil)
+			s, err := signing.New(signing.Config{KeyFile: keyFile}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			img := digest([]byte("image manifest"))
-			b := signStatement(t, s, attest.Subject{Name: "reg.example/app", Digest: img}, bom)
-			v, err := attest.NewVerifier(attest.Policy{PublicKey: publicPEM(t, keyFile)})
+			b := signStatement(t, s, signing.Subject{Name: "reg.example/app", Digest: img}, bom)
+			v, err := signing.NewVerifier(signing.Policy{PublicKey: publicPEM(t, keyFile)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestKeySignVerify(t *testing.T) {
 				t.Fatalf("tampered BOM: %v", err)
 			}
 			other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-			v2, _ := attest.NewVerifier(attest.Policy{PublicKey: publicPEM(t, writeKey(t, other))})
+			v2, _ := signing.NewVerifier(signing.Policy{PublicKey: publicPEM(t, writeKey(t, other))})
 			if _, err := v2.VerifyDigest(b, img); err == nil {
 				t.Fatal("verified with another key")
 			}
@@ -119,17 +119,17 @@ func TestKeyRefused(t *testing.T) {
 	_ = os.Mkdir(unreadable, 0o700)
 	env := map[string]string{"BOMSTREAM_SIGNING_KEY": secret}
 	for _, c := range []struct {
-		cfg  attest.Config
+		cfg  signing.Config
 		want string
 	}{
-		{attest.Config{KeyFile: filepath.Join(dir, "missing.pem")}, "attest.keyFile " + filepath.Join(dir, "missing.pem") + ": no such file"},
-		{attest.Config{KeyFile: bad}, "attest.keyFile " + bad + ": the PEM block does not hold a readable private key"},
-		{attest.Config{KeyFile: unreadable}, "attest.keyFile " + unreadable + ": is a directory"},
-		{attest.Config{KeyEnv: "BOMSTREAM_SIGNING_KEY"}, "attest.keyEnv BOMSTREAM_SIGNING_KEY: the PEM block"},
-		{attest.Config{KeyEnv: "UNSET"}, "attest.keyEnv UNSET: the environment variable is not set"},
-		{attest.Config{Keyless: &attest.Keyless{TokenFile: filepath.Join(dir, "token")}}, "attest.keyless.tokenFile " + filepath.Join(dir, "token") + ": no such file"},
+		{signing.Config{KeyFile: filepath.Join(dir, "missing.pem")}, "attest.keyFile " + filepath.Join(dir, "missing.pem") + ": no such file"},
+		{signing.Config{KeyFile: bad}, "attest.keyFile " + bad + ": the PEM block does not hold a readable private key"},
+		{signing.Config{KeyFile: unreadable}, "attest.keyFile " + unreadable + ": is a directory"},
+		{signing.Config{KeyEnv: "BOMSTREAM_SIGNING_KEY"}, "attest.keyEnv BOMSTREAM_SIGNING_KEY: the PEM block"},
+		{signing.Config{KeyEnv: "UNSET"}, "attest.keyEnv UNSET: the environment variable is not set"},
+		{signing.Config{Keyless: &signing.Keyless{TokenFile: filepath.Join(dir, "token")}}, "attest.keyless.tokenFile " + filepath.Join(dir, "token") + ": no such file"},
 	} {
-		_, err := attest.New(c.cfg, func(k string) string { return env[k] })
+		_, err := signing.New(c.cfg, func(k string) string { return env[k] })
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: got %v, want %q", c.cfg, err, c.want)
 		}
@@ -139,9 +139,9 @@ func TestKeyRefused(t *testing.T) {
 	}
 }
 
-func keyless(t *testing.T, ss *attesttest.Sigstore, id string, opts ...attest.Option) *attest.Signer {
+func keyless(t *testing.T, ss *signingtest.Sigstore, id string, opts ...signing.Option) *signing.Signer {
 	t.Helper()
-	s, err := attest.New(attest.Config{Keyless: &attest.Keyless{TokenFile: attesttest.TokenFile(t, id, issuer)}}, nil, opts...)
+	s, err := signing.New(signing.Config{Keyless: &signing.Keyless{TokenFile: signingtest.TokenFile(t, id, issuer)}}, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +149,12 @@ func keyless(t *testing.T, ss *attesttest.Sigstore, id string, opts ...attest.Op
 }
 
 func TestKeyless(t *testing.T) {
-	ss := attesttest.New(t)
+	ss := signingtest.New(t)
 	s := keyless(t, ss, identity, ss.Options()...)
 	img := digest([]byte("image manifest"))
-	b := signStatement(t, s, attest.Subject{Name: "reg.example/app", Digest: img}, bom)
-	policy := attest.Policy{TrustedRoot: ss.TrustedRoot(t), Identity: identity, Issuer: issuer}
-	v, err := attest.NewVerifier(policy)
+	b := signStatement(t, s, signing.Subject{Name: "reg.example/app", Digest: img}, bom)
+	policy := signing.Policy{TrustedRoot: ss.TrustedRoot(t), Identity: identity, Issuer: issuer}
+	v, err := signing.NewVerifier(policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestKeyless(t *testing.T) {
 	if got.Identity != identity || got.Issuer != issuer || got.SignedAt.IsZero() {
 		t.Fatalf("verified %+v", got)
 	}
-	fails := func(name string, v *attest.Verifier, b []byte, dg, want string) {
+	fails := func(name string, v *signing.Verifier, b []byte, dg, want string) {
 		t.Helper()
 		_, err := v.VerifyDigest(b, dg)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -174,11 +174,11 @@ func TestKeyless(t *testing.T) {
 	}
 	wrong := policy
 	wrong.Identity = "system:serviceaccount:other:other"
-	vw, _ := attest.NewVerifier(wrong)
+	vw, _ := signing.NewVerifier(wrong)
 	fails("wrong identity", vw, b, img, "no matching CertificateIdentity")
 	fails("swapped subject digest", v, b, digest([]byte("other image")), "provided artifact digest does not match any digest in statement")
 	fails("tampered BOM", v, tamper(t, b), img, "does not match envelope payload hash")
-	expired := signStatement(t, keyless(t, ss, identity, ss.ExpiredOptions()...), attest.Subject{Name: "reg.example/app", Digest: img}, bom)
+	expired := signStatement(t, keyless(t, ss, identity, ss.ExpiredOptions()...), signing.Subject{Name: "reg.example/app", Digest: img}, bom)
 	fails("expired certificate without timestamp", v, expired, img, "certificate expired at")
 }
 

@@ -1,4 +1,4 @@
-// Package attest signs AI-BOMs as Sigstore attestations and verifies them,
+// Package signing signs AI-BOMs as Sigstore attestations and verifies them,
 // through sigstore-go, for the oci and gcs sinks and `bomstream verify`.
 //
 // A BOM becomes an in-toto statement (Statement): its subject is what the
@@ -18,7 +18,7 @@
 //     service-account token, read again each time), the entry logged in
 //     Rekor, and an RFC 3161 timestamp when a timestamp authority is set.
 //     The URLs default to public-good Sigstore and may name a private
-//     deployment. Options replace the three services; package attesttest
+//     deployment. Options replace the three services; package signingtest
 //     puts sigstore-go's in-memory VirtualSigstore behind them, offline.
 //
 // In a registry the bundle is an OCI 1.1 referrer of the image manifest in
@@ -38,4 +38,4 @@
 // nothing in the bundle proving when it signed. Attachments lists the
 // bundles attached to an image, bomstream's and cosign's, through the
 // referrers API or the referrers tag schema.
-package attest
+package signing

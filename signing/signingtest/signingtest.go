@@ -1,13 +1,13 @@
-// Package attesttest runs keyless signing offline, for tests: sigstore-go's
+// Package signingtest runs keyless signing offline, for tests: sigstore-go's
 // VirtualSigstore (an in-memory certificate authority, transparency log
 // and timestamp authority) behind the seams of package attest, and fake
 // OIDC tokens for it to certify.
 //
-//	ss := attesttest.New(t)
+//	ss := signingtest.New(t)
 //	tok := ss.TokenFile(t, "builder@example.com", "https://issuer.example")
-//	signer, _ := attest.New(attest.Config{Keyless: &attest.Keyless{TokenFile: tok}}, nil, ss.Options()...)
+//	signer, _ := signing.New(signing.Config{Keyless: &signing.Keyless{TokenFile: tok}}, nil, ss.Options()...)
 //	os.WriteFile(rootPath, ss.TrustedRoot(t), 0o644) // for bomstream verify --trusted-root
-package attesttest
+package signingtest
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	sgtlog "github.com/sigstore/sigstore-go/pkg/tlog"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // Sigstore is a VirtualSigstore, plus a second CA in the same trusted root
@@ -52,15 +52,15 @@ func New(tb testing.TB) *Sigstore {
 	tb.Helper()
 	vs, err := ca.NewVirtualSigstore()
 	if err != nil {
-		tb.Fatalf("attesttest: %v", err)
+		tb.Fatalf("signingtest: %v", err)
 	}
 	rootCert, rootKey, err := ca.GenerateRootCa()
 	if err != nil {
-		tb.Fatalf("attesttest: %v", err)
+		tb.Fatalf("signingtest: %v", err)
 	}
 	inter, interKey, err := ca.GenerateFulcioIntermediate(rootCert, rootKey)
 	if err != nil {
-		tb.Fatalf("attesttest: %v", err)
+		tb.Fatalf("signingtest: %v", err)
 	}
 	old := &root.FulcioCertificateAuthority{Root: rootCert, Intermediates: []*x509.Certificate{inter},
 		ValidityPeriodStart: time.Now().Add(-5 * time.Hour), ValidityPeriodEnd: time.Now().Add(time.Hour), URI: "https://old.fulcio.invalid"}
@@ -69,14 +69,14 @@ func New(tb testing.TB) *Sigstore {
 
 // Options are the attest options that sign against s: its CA, its log and
 // its timestamp authority.
-func (s *Sigstore) Options() []attest.Option {
-	return []attest.Option{attest.WithAuthority(authority{s}), attest.WithTransparencyLog(tlog{s}), attest.WithTimestamper(tsa{s})}
+func (s *Sigstore) Options() []signing.Option {
+	return []signing.Option{signing.WithAuthority(authority{s}), signing.WithTransparencyLog(tlog{s}), signing.WithTimestamper(tsa{s})}
 }
 
 // ExpiredOptions sign with certificates that expired an hour ago (issued by
 // a CA of the trusted root), with no log entry and no timestamp.
-func (s *Sigstore) ExpiredOptions() []attest.Option {
-	return []attest.Option{attest.WithAuthority(expired{s}), attest.WithTransparencyLog(nil), attest.WithTimestamper(nil)}
+func (s *Sigstore) ExpiredOptions() []signing.Option {
+	return []signing.Option{signing.WithAuthority(expired{s}), signing.WithTransparencyLog(nil), signing.WithTimestamper(nil)}
 }
 
 // TrustedRoot is the trusted_root.json of s.
@@ -85,11 +85,11 @@ func (s *Sigstore) TrustedRoot(tb testing.TB) []byte {
 	cas := append(s.VS.FulcioCertificateAuthorities(), s.oldCA)
 	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, cas, rawIDs(s.VS.CTLogs()), s.VS.TimestampingAuthorities(), rawIDs(s.VS.RekorLogs()))
 	if err != nil {
-		tb.Fatalf("attesttest: trusted root: %v", err)
+		tb.Fatalf("signingtest: trusted root: %v", err)
 	}
 	b, err := tr.MarshalJSON()
 	if err != nil {
-		tb.Fatalf("attesttest: trusted root: %v", err)
+		tb.Fatalf("signingtest: trusted root: %v", err)
 	}
 	return b
 }
@@ -125,7 +125,7 @@ func TokenFile(tb testing.TB, identity, issuer string) string {
 	tb.Helper()
 	p := filepath.Join(tb.TempDir(), "token")
 	if err := os.WriteFile(p, []byte(Token(identity, issuer)+"\n"), 0o600); err != nil {
-		tb.Fatalf("attesttest: %v", err)
+		tb.Fatalf("signingtest: %v", err)
 	}
 	return p
 }
@@ -161,7 +161,7 @@ func (a authority) Certify(_ context.Context, token string) (sign.Keypair, []byt
 	if err != nil {
 		return nil, nil, err
 	}
-	kp, err := attest.KeypairOf(priv)
+	kp, err := signing.KeypairOf(priv)
 	return kp, cert.Raw, err
 }
 
@@ -180,7 +180,7 @@ func (e expired) Certify(_ context.Context, token string) (sign.Keypair, []byte,
 	if err != nil {
 		return nil, nil, err
 	}
-	kp, err := attest.KeypairOf(priv)
+	kp, err := signing.KeypairOf(priv)
 	return kp, cert.Raw, err
 }
 

@@ -1,4 +1,4 @@
-package attest_test
+package signing_test
 
 import (
 	"bytes"
@@ -9,14 +9,14 @@ import (
 	// sigstore's own fake KMS (fakekms://), registered like the real ones.
 	_ "github.com/sigstore/sigstore/pkg/signature/kms/fake"
 
-	"github.com/bomstream/bomstream/sinks/attest"
+	"github.com/bomstream/bomstream/signing"
 )
 
 // A KMS key signs through sigstore's KMS signers: the fake provider stands
 // for Google Cloud KMS and Vault, which cannot run here; the bundle
 // verifies with the key's public key, and only with it.
 func TestKMSKeySignVerify(t *testing.T) {
-	s, err := attest.New(attest.Config{KMSKey: "fakekms://bomstream"}, nil)
+	s, err := signing.New(signing.Config{KMSKey: "fakekms://bomstream"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,17 +28,17 @@ func TestKMSKeySignVerify(t *testing.T) {
 		t.Fatalf("public key: %v %q", err, pub)
 	}
 	img := digest([]byte("image manifest"))
-	b := signStatement(t, s, attest.Subject{Name: "reg.example/app", Digest: img}, bom)
-	v, err := attest.NewVerifier(attest.Policy{PublicKey: pub})
+	b := signStatement(t, s, signing.Subject{Name: "reg.example/app", Digest: img}, bom)
+	v, err := signing.NewVerifier(signing.Policy{PublicKey: pub})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, err := v.VerifyDigest(b, img); err != nil || !bytes.Equal(got.BOM, bom) {
 		t.Fatalf("verify a KMS-signed bundle: %v", err)
 	}
-	other, _ := attest.New(attest.Config{KMSKey: "fakekms://other"}, nil)
+	other, _ := signing.New(signing.Config{KMSKey: "fakekms://other"}, nil)
 	otherPub, _ := other.PublicKey()
-	v2, _ := attest.NewVerifier(attest.Policy{PublicKey: otherPub})
+	v2, _ := signing.NewVerifier(signing.Policy{PublicKey: otherPub})
 	if _, err := v2.VerifyDigest(b, img); err == nil {
 		t.Fatal("verified with another KMS key")
 	}
@@ -56,12 +56,12 @@ func TestKMSKeyRefused(t *testing.T) {
 		"hashivault://signer": "attest.kmsKey hashivault://signer: reach the key management service: VAULT_ADDR",
 		"gcpkms":              `attest.kmsKey "gcpkms": want a KMS key URI`,
 	} {
-		_, err := attest.New(attest.Config{KMSKey: uri}, nil)
+		_, err := signing.New(signing.Config{KMSKey: uri}, nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", uri, err, want)
 		}
 	}
-	if _, err := attest.New(attest.Config{KMSKey: "fakekms://k", KeyFile: "k.pem"}, nil); err == nil || !strings.Contains(err.Error(), "set one of keyFile, keyEnv, kmsKey and keyless") {
+	if _, err := signing.New(signing.Config{KMSKey: "fakekms://k", KeyFile: "k.pem"}, nil); err == nil || !strings.Contains(err.Error(), "set one of keyFile, keyEnv, kmsKey and keyless") {
 		t.Errorf("two keys: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package attest
+package signing
 
 import (
 	"encoding/json"
