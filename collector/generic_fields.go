@@ -133,7 +133,18 @@ func (g *fieldSearch) mapFacts(m map[string]any, at []string) {
 		g.comps = append(g.comps, containerComponent(m, path, at))
 		container = true
 	}
-	engine := false
+	engine := g.valueFacts(m, path, container)
+	if !container {
+		g.acceleratorCounts(m, path)
+	}
+	if engine {
+		g.versionFacts(m, path)
+	}
+}
+
+// valueFacts records the map's string values that name a model, an
+// engine or an accelerator, and reports whether one named an engine.
+func (g *fieldSearch) valueFacts(m map[string]any, path string, container bool) (engine bool) {
 	for _, k := range sortedKeys(m) {
 		s, ok := m[k].(string)
 		if !ok || s == "" || len(s) > 512 || !plainKey(k) {
@@ -151,14 +162,21 @@ func (g *fieldSearch) mapFacts(m map[string]any, at []string) {
 			g.fields = append(g.fields, fieldSpec{Name: fieldAccelerator, Path: path + "." + k})
 		}
 	}
+	return engine
+}
+
+// acceleratorCounts records the accelerator keys of a map that is not a
+// container whose value is a number above zero.
+func (g *fieldSearch) acceleratorCounts(m map[string]any, path string) {
 	for _, k := range sortedKeys(m) {
-		if positive(m[k]) && acceleratorKeys[fold(k)] && !container && plainKey(k) {
+		if positive(m[k]) && acceleratorKeys[fold(k)] && plainKey(k) {
 			g.fields = append(g.fields, fieldSpec{Name: fieldAccelerator, Path: path + "." + k})
 		}
 	}
-	if !engine {
-		return
-	}
+}
+
+// versionFacts records the version keys of a map that names an engine.
+func (g *fieldSearch) versionFacts(m map[string]any, path string) {
 	for _, k := range sortedKeys(m) {
 		if s, ok := m[k].(string); ok && versionKeys[fold(k)] && s != "" && len(s) <= 64 && plainKey(k) {
 			g.fields = append(g.fields, fieldSpec{Name: fieldEngineVersion, Path: path + "." + k})

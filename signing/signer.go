@@ -11,8 +11,6 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/bomstream/bomstream/sinks"
 )
 
 // CertificateAuthority issues the short-lived signing certificate of
@@ -183,16 +181,16 @@ func (s *Signer) PublicKey() ([]byte, error) {
 // Keyless reports whether s signs with short-lived certificates.
 func (s *Signer) Keyless() bool { return s.key == nil }
 
-// Check reads the key again (or the token), as `sink check` does.
-func (s *Signer) Check() sinks.Check {
+// Check reads the key again (or the token), as `sink check` does, and
+// says what it checked: "signing key <file or variable> readable", or the
+// OIDC token's file.
+func (s *Signer) Check() (what string, err error) {
 	if s.key != nil {
-		c := sinks.Check{Name: "signing key " + s.keyName + " readable"}
-		_, c.Err = s.readKey()
-		return c
+		_, err = s.readKey()
+		return "signing key " + s.keyName + " readable", err
 	}
-	c := sinks.Check{Name: "OIDC token " + s.tokenFile + " readable (keyless signing)"}
-	_, c.Err = s.token()
-	return c
+	_, err = s.token()
+	return "OIDC token " + s.tokenFile + " readable (keyless signing)", err
 }
 
 // Sign wraps statement in a DSSE envelope, signs it, and returns the

@@ -149,6 +149,10 @@ type Check struct {
 	Err  error  // nil when it passed
 }
 
+// NewCheck is the check of what with its outcome, for checks that come
+// from elsewhere in that shape, as a signer's does.
+func NewCheck(what string, err error) Check { return Check{Name: what, Err: err} }
+
 // permanentError marks an error that retrying cannot fix.
 type permanentError struct{ err error }
 

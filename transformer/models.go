@@ -60,30 +60,8 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 	if !isASCII(v) {
 		lower = strings.ToLower(v)
 	}
-	for _, p := range []string{"hf://", "huggingface://", "https://huggingface.co/", "http://huggingface.co/", "huggingface.co/"} {
-		if foldedHasPrefix(lower, p) {
-			rest := strings.TrimSuffix(v[len(p):], ".git")
-			parts := strings.SplitN(rest, "/", 3)
-			if len(parts) >= 2 && strings.HasSuffix(p, "://") {
-				// hf://org/name:rev, hf://org/name@rev[/path]
-				if i := strings.IndexAny(parts[1], ":@"); i > 0 {
-					parts[1], rev = parts[1][:i], parts[1][i+1:]
-				}
-			}
-			if len(parts) >= 2 && hfPart(parts[0]) && hfPart(parts[1]) {
-				return parts[0] + "/" + strings.TrimSuffix(parts[1], ".git"), locHF, rev
-			}
-			if len(parts) >= 1 && hfPart(parts[0]) && p == "hf://" {
-				return parts[0], locHF, rev
-			}
-			return v, locURL, ""
-		}
-	}
-	// hf:org/name, as DeepSparse's --model_path takes it.
-	if len(v) > 3 && foldedHasPrefix(lower, "hf:") && !strings.HasPrefix(v[3:], "/") {
-		if org, name, ok := strings.Cut(v[3:], "/"); ok && hfPart(org) && hfPart(name) {
-			return v[3:], locHF, ""
-		}
+	if id, kind, rev, ok := classifyHFURI(v, lower); ok {
+		return id, kind, rev
 	}
 	for _, u := range uriKinds {
 		if foldedHasPrefix(lower, u.prefix) {
@@ -93,6 +71,45 @@ func classifyModel(v string, hf bool) (id, kind, rev string) {
 	if i := strings.Index(v, "://"); i > 0 {
 		return v, strings.ToLower(v[:i]), ""
 	}
+	return classifyPathOrName(v, hf)
+}
+
+// classifyHFURI names a Hugging Face URI (hf://, huggingface://,
+// huggingface.co URLs, hf:org/name); ok is false when v is none. lower is
+// v with its ASCII letters lower-cased.
+func classifyHFURI(v, lower string) (id, kind, rev string, ok bool) {
+	for _, p := range []string{"hf://", "huggingface://", "https://huggingface.co/", "http://huggingface.co/", "huggingface.co/"} {
+		if !foldedHasPrefix(lower, p) {
+			continue
+		}
+		rest := strings.TrimSuffix(v[len(p):], ".git")
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) >= 2 && strings.HasSuffix(p, "://") {
+			// hf://org/name:rev, hf://org/name@rev[/path]
+			if i := strings.IndexAny(parts[1], ":@"); i > 0 {
+				parts[1], rev = parts[1][:i], parts[1][i+1:]
+			}
+		}
+		if len(parts) >= 2 && hfPart(parts[0]) && hfPart(parts[1]) {
+			return parts[0] + "/" + strings.TrimSuffix(parts[1], ".git"), locHF, rev, true
+		}
+		if len(parts) >= 1 && hfPart(parts[0]) && p == "hf://" {
+			return parts[0], locHF, rev, true
+		}
+		return v, locURL, "", true
+	}
+	// hf:org/name, as DeepSparse's --model_path takes it.
+	if len(v) > 3 && foldedHasPrefix(lower, "hf:") && !strings.HasPrefix(v[3:], "/") {
+		if org, name, found := strings.Cut(v[3:], "/"); found && hfPart(org) && hfPart(name) {
+			return v[3:], locHF, "", true
+		}
+	}
+	return "", "", "", false
+}
+
+// classifyPathOrName names a value that is no URI: a local path (a Hugging
+// Face cache directory names its repository), org/name, or a bare name.
+func classifyPathOrName(v string, hf bool) (id, kind, rev string) {
 	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~") {
 		// A Hugging Face cache directory names its repository:
 		// .../models--meta-llama--Llama-3.1-8B-Instruct[/snapshots/REV].

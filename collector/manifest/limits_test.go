@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func TestReadAtMostStopsAtTheLimit(t *testing.T) {
 	}
 	defer f.Close()
 	b, err := readAtMost(f, 0, 1000)
-	if err != errTooLarge || len(b) > 1001 {
+	if !errors.Is(err, errTooLarge) || len(b) > 1001 {
 		t.Errorf("readAtMost(/dev/zero, 1000) = %d bytes, %v", len(b), err)
 	}
 	b, err = readAtMost(strings.NewReader("abc"), 3, 3)

@@ -56,7 +56,7 @@ func bomstream(t testing.TB) string {
 		}
 		binPath = filepath.Join(binDir, "bomstream")
 		if out, err := exec.Command(gobin, "build", "-o", binPath, "github.com/bomstream/bomstream/cmd/bomstream").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("build bomstream: %v\n%s", err, out)
+			binErr = fmt.Errorf("build bomstream: %w\n%s", err, out)
 		}
 	})
 	if binErr != nil {

@@ -58,7 +58,7 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 // withSigner adds the signing key's (or token's) check.
 func (s *Sink) withSigner(cs []sinks.Check) []sinks.Check {
 	if s.signer != nil {
-		cs = append(cs, s.signer.Check())
+		cs = append(cs, sinks.NewCheck(s.signer.Check()))
 	}
 	return cs
 }

@@ -28,7 +28,7 @@ func (s *Sink) Check(ctx context.Context) []sinks.Check {
 		out = append(out, c)
 	}
 	if s.signer != nil {
-		out = append(out, s.signer.Check())
+		out = append(out, sinks.NewCheck(s.signer.Check()))
 	}
 	hosts := []string{}
 	seen := map[string]bool{}

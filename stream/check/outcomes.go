@@ -147,7 +147,7 @@ func (s *scan) republishWorkload(ctx context.Context, ms []missing) (int, error)
 		}
 		out, err := s.c.cfg.Transformer.Outcome(ev.Data, m.seq, m.wasServing)
 		if err != nil || out == nil {
-			return n, fmt.Errorf("repair change %d of %s: it rendered when checked and no longer does: %v", m.seq, m.workload, err)
+			return n, fmt.Errorf("repair change %d of %s: it rendered when checked and no longer does: %w", m.seq, m.workload, err)
 		}
 		dup, err := s.c.cfg.Transformer.Publish(ctx, out)
 		if err == nil && dup {
@@ -170,7 +170,7 @@ func (s *scan) republishWorkload(ctx context.Context, ms []missing) (int, error)
 	cur := s.outcomes[s.latest[last.subject]]
 	m, err := s.c.bus.GetMsg(ctx, schemas.StreamBOMs, cur.streamSeq)
 	if err != nil || m == nil {
-		return n, fmt.Errorf("repair %s: read its latest outcome at BOMS %d: %v", last.workload, cur.streamSeq, err)
+		return n, fmt.Errorf("repair %s: read its latest outcome at BOMS %d: %w", last.workload, cur.streamSeq, err)
 	}
 	again := nats.NewMsg(m.Subject)
 	again.Data = m.Data
