@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // ctrScope is one container being read: what its claims share and the
@@ -284,7 +285,7 @@ func (c *ctrScope) imageVersion(m imageMatch) (version, variant, how string) {
 		return "", "", ""
 	case m.tagRE != nil:
 		if sm := m.tagRE.FindStringSubmatch(img.Tag); sm != nil {
-			if v := Version(sm[m.tagRE.SubexpIndex("version")]); v != "" {
+			if v := imageref.Version(sm[m.tagRE.SubexpIndex("version")]); v != "" {
 				return v, "", c.img.tagHow
 			}
 		}

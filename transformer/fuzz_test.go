@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 func FuzzParseImage(f *testing.F) {
@@ -18,7 +20,7 @@ func FuzzParseImage(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ref string) {
-		img, err := ParseImage(ref)
+		img, err := imageref.ParseImage(ref)
 		if err != nil {
 			return
 		}
@@ -26,11 +28,11 @@ func FuzzParseImage(f *testing.F) {
 			t.Fatalf("%q parsed without registry or repository: %+v", ref, img)
 		}
 		// A parsed reference round-trips through its normalized form.
-		again, err := ParseImage(img.String())
+		again, err := imageref.ParseImage(img.String())
 		if err != nil || again.Name() != img.Name() || again.Tag != img.Tag || again.Digest != img.Digest {
 			t.Fatalf("%q -> %q -> %+v, %v", ref, img.String(), again, err)
 		}
-		p := img.PURL("")
+		p := imagePURL(img, "")
 		if !strings.HasPrefix(p, "pkg:oci/") || strings.ContainsAny(p, " \n\"") || !utf8.ValidString(p) {
 			t.Fatalf("bad purl %q for %q", p, ref)
 		}

@@ -3,6 +3,8 @@ package transformer
 import (
 	"regexp"
 	"strings"
+
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // modelClaim is one place a model is named.
@@ -243,7 +245,7 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		mh = &modelHit{key: key, ref: ref, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
 		mh.proofs = mh.proofRoom[:0]
 		if kind == "oci" {
-			if img, err := ParseImage(id[len("oci://"):]); err == nil {
+			if img, err := imageref.ParseImage(id[len("oci://"):]); err == nil {
 				mh.oci = &img
 			}
 		}
