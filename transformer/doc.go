@@ -15,9 +15,11 @@
 //	                   as published, 0.4.6.post1, with the
 //	                   variant cu124/rocm/cpu/py3 as a property) or a
 //	                   repository capture
-//	       command     ParseArgs (sh -c scripts parsed by mvdan.cc/sh, cached by
-//	                   text; $(VAR)/${VAR} from allow-listed env, flags,
-//	                   positionals), then launch patterns: declared
+//	       command     cmdline.ParseArgsWith (schemas/cmdline, the reader
+//	                   redaction shares; sh -c scripts parsed by
+//	                   mvdan.cc/sh, cached by text; $(VAR)/${VAR} from
+//	                   allow-listed env, flags, positionals), then launch
+//	                   patterns: declared
 //	       fields      kind fields (backendFramework, modelFormat, runtimeVersion,
 //	                   storageUri, ...): declared
 //	       kind        DynamoGraphDeployment, NIMService, VLLMRuntime, ...

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/bomstream/bomstream/schemas/cmdline"
 	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
@@ -273,4 +274,4 @@ func (r *rules) matchWord(w string) *wordInfo {
 }
 
 // shell parses a script.
-func (r *rules) shell(src string) *shellScript { return r.memo.shells.get(src, parseShell) }
+func (r *rules) shell(src string) *cmdline.Script { return r.memo.shells.get(src, cmdline.ParseScript) }

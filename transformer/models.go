@@ -333,3 +333,21 @@ func withoutUserinfo(v string) string {
 	}
 	return v
 }
+
+// unresolvedRef reports a value still holding a variable reference.
+func unresolvedRef(s string) bool {
+	return strings.Contains(s, "$(") || strings.Contains(s, "${") || (strings.IndexByte(s, '$') >= 0 && dollarName(s))
+}
+
+// dollarName reports a $ followed by the start of a shell variable name.
+func dollarName(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '$' {
+			c := s[i+1]
+			if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,4 +1,4 @@
-package transformer
+package cmdline
 
 import (
 	"reflect"
@@ -114,4 +114,43 @@ func TestParseArgsShellDoubleDash(t *testing.T) {
 	if len(invs) != 2 || invs[1].Program != "vllm" || len(invs[1].Positionals) < 2 || invs[1].Positionals[1].Text != "Qwen/Qwen2.5-Coder-7B-Instruct" {
 		t.Fatalf("invocations %+v", invs)
 	}
+}
+
+func FuzzParseArgs(f *testing.F) {
+	seeds := []struct{ cmd, args string }{
+		{"vllm\x00serve", "Qwen/Qwen3-32B\x00--tp=4\x00--enforce-eager"},
+		{"", "serve\x00Qwen/Qwen3-235B-A22B"},
+		{"sh\x00-c", "bash run.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server --model m --tensor-parallel-size 8"},
+		{"/bin/bash\x00-exc", "set -x\npython -m vllm.entrypoints.openai.api_server \\\n --model ${MODEL_ID} 2>&1 | tee log"},
+		{"python3\x00-m\x00dynamo.vllm", "--model\x00Qwen/Qwen3-0.6B\x00--is-decode-worker"},
+		{"sh\x00-c", "echo 'unterminated"},
+		{"sh\x00-c", "a $(b ${c \"d; `e"},
+		{"", "--kv-transfer-config\x00{\"kv_role\":\"kv_producer\"}"},
+	}
+	for _, s := range seeds {
+		f.Add(s.cmd, s.args)
+	}
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, "\x00")
+	}
+	f.Fuzz(func(t *testing.T, cmd, args string) {
+		c, a := split(cmd), split(args)
+		invs := ParseArgsWith(c, a, ParseOptions{Env: map[string]string{"MODEL_ID": "org/m", "X": "$(X)"}, Booleans: map[string]bool{"--enforce-eager": true}})
+		n := len(c) + len(a)
+		for _, inv := range invs {
+			for _, w := range inv.Words {
+				if w.Src < 0 || w.Src >= n {
+					t.Fatalf("word %q has src %d of %d", w.Text, w.Src, n)
+				}
+			}
+			for _, fl := range inv.Flags {
+				if !strings.HasPrefix(fl.Name, "-") || fl.Src < 0 || fl.Src >= n {
+					t.Fatalf("bad flag %+v", fl)
+				}
+			}
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package transformer
+package cmdline
 
 import (
 	"strings"
@@ -6,11 +6,12 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// shellScript is a script parsed by mvdan.cc/sh: its simple commands in
-// source order, each a list of words. The parse does not depend on the env,
-// so a Renderer caches it by the script's text and expands variables on
-// every render.
-type shellScript struct {
+// Script is a shell script parsed by mvdan.cc/sh: its simple commands in
+// source order, each a list of words. The parse does not depend on the
+// env, so a caller that reads a script often (the transformer's Renderer)
+// keeps it by the script's text and expands variables on every read; a
+// Script is never modified once parsed and is safe for concurrent use.
+type Script struct {
 	cmds [][]shellWord
 	// bg says, for each command, that it runs in the background of the
 	// script (cmd &, or inside a backgrounded list).
@@ -35,9 +36,10 @@ type wordPart struct {
 	raw    string // the parameter as written, kept when it has no value
 }
 
-// parseShell parses a script; one that does not parse has no commands.
-func parseShell(src string) *shellScript {
-	s := &shellScript{}
+// ParseScript parses a script with the grammar of bash; one that does not
+// parse has no commands.
+func ParseScript(src string) *Script {
+	s := &Script{}
 	if strings.TrimSpace(src) == "" {
 		return s
 	}
@@ -80,7 +82,7 @@ func parseShell(src string) *shellScript {
 }
 
 // readsParams reports whether some word of the script reads a parameter.
-func (s *shellScript) readsParams() bool {
+func (s *Script) readsParams() bool {
 	for _, cmd := range s.cmds {
 		for _, w := range cmd {
 			for _, p := range w {
@@ -181,20 +183,20 @@ func sourceOf(n syntax.Node, src string) string {
 	return src[s:e]
 }
 
-// expand returns the script's commands as words, with parameters replaced by
-// their env values: $name when set, ${name} when set and not empty,
-// ${name:-def} else def; an unknown parameter stays as written. The words
-// of a script that reads no parameter are shared: callers must not modify
-// them.
-func (s *shellScript) expand(env map[string]string) [][]string {
+// Commands returns the script's commands as words, with parameters
+// replaced by their env values: $name when set, ${name} when set and not
+// empty, ${name:-def} else def; an unknown parameter stays as written. The
+// words of a script that reads no parameter are shared: callers must not
+// modify them.
+func (s *Script) Commands(env map[string]string) [][]string {
 	if s.fixed != nil {
 		return s.fixed
 	}
 	return s.expandWords(env)
 }
 
-// expandWords is expand, making new words.
-func (s *shellScript) expandWords(env map[string]string) [][]string {
+// expandWords is Commands, making new words.
+func (s *Script) expandWords(env map[string]string) [][]string {
 	if len(s.cmds) == 0 {
 		return nil
 	}
@@ -209,7 +211,7 @@ func (s *shellScript) expandWords(env map[string]string) [][]string {
 	return out
 }
 
-// expand is the word with its parameters replaced (see shellScript.expand).
+// expand is the word with its parameters replaced (see Script.Commands).
 func (w shellWord) expand(env map[string]string) string {
 	if len(w) == 1 && !w[0].param {
 		return w[0].lit
