@@ -1,6 +1,7 @@
 package cmdline
 
 import (
+	"fmt"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -36,6 +37,17 @@ type wordPart struct {
 	raw    string // the parameter as written, kept when it has no value
 }
 
+// ParseShell parses a script with the grammar of bash, the one grammar
+// bomstream reads scripts with: ParseScript for detection, and the
+// collector's redaction, which rewrites the syntax tree and prints it back.
+func ParseShell(src string) (*syntax.File, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return nil, fmt.Errorf("parse shell script: %w", err)
+	}
+	return f, nil
+}
+
 // ParseScript parses a script with the grammar of bash; one that does not
 // parse has no commands.
 func ParseScript(src string) *Script {
@@ -43,7 +55,7 @@ func ParseScript(src string) *Script {
 	if strings.TrimSpace(src) == "" {
 		return s
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := ParseShell(src)
 	if err != nil {
 		return s
 	}
@@ -112,7 +124,7 @@ func convertWord(w *syntax.Word, src string) shellWord {
 			case *syntax.ParamExp:
 				out = append(out, paramPart(x, src))
 			default:
-				out = append(out, wordPart{lit: sourceOf(p, src)})
+				out = append(out, wordPart{lit: Source(p, src)})
 			}
 		}
 	}
@@ -123,7 +135,7 @@ func convertWord(w *syntax.Word, src string) shellWord {
 // paramPart reads $name, ${name} and ${name:-def}; any other parameter
 // expansion is kept as written.
 func paramPart(x *syntax.ParamExp, src string) wordPart {
-	raw := sourceOf(x, src)
+	raw := Source(x, src)
 	if x.Param == nil || x.Excl || x.Length || x.Width || x.IsSet || x.Flags != nil || x.NestedParam != nil ||
 		x.Index != nil || len(x.Modifiers) > 0 || x.Slice != nil || x.Repl != nil || x.Names != 0 {
 		return wordPart{lit: raw}
@@ -174,8 +186,9 @@ func unescape(s string, quoted bool) string {
 	return b.String()
 }
 
-// sourceOf is the text of a node as written in src.
-func sourceOf(n syntax.Node, src string) string {
+// Source is the text of n, a node of the script src, as written there;
+// "" when n's position lies outside src.
+func Source(n syntax.Node, src string) string {
 	s, e := int(n.Pos().Offset()), int(n.End().Offset())
 	if s < 0 || e > len(src) || s > e {
 		return ""
