@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // Config configures a Normalizer. The zero value is usable.
@@ -94,7 +95,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for i, a := range c.ArgAllow {
-		if !isFlag(a) || strings.ContainsAny(a, " \t\n=") {
+		if !cmdline.IsFlag(a) || strings.ContainsAny(a, " \t\n=") {
 			return fmt.Errorf("config: ArgAllow[%d] %q is not a flag (-x or --name)", i, a)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // The files a ConfigMap puts in a container are kept when they are a
@@ -70,7 +71,10 @@ func isScript(at, text string, ct *schemas.Container) bool {
 		for j := i - 1; j >= 0; j-- {
 			if p := toks[j]; !strings.HasPrefix(p, "-") {
 				switch pathpkg.Base(p) {
-				case "sh", "bash", "ash", "dash", "zsh", "ksh", "source", ".", "exec":
+				case "source", ".", "exec":
+					return true
+				}
+				if cmdline.IsShell(p) {
 					return true
 				}
 				break

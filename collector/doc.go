@@ -93,10 +93,11 @@
 //     (schemas.DeclaredArguments, generated from the transformer's rules, plus
 //     Config.ArgAllow); every other flag keeps its name and its value becomes
 //     Redacted ("--api-key REDACTED", "--password=REDACTED", "-pREDACTED",
-//     "X-Api-Key: REDACTED"). Command and args are read as one argv, with the
-//     transformer's notion of flags, values and boolean flags. Shell scripts
-//     (sh -c, bash -exc, and the argsEnv values such as VLLM_ADDITIONAL_ARGS)
-//     are parsed with mvdan.cc/sh and redacted word by word: quoting cannot
+//     "X-Api-Key: REDACTED"). Command and args are read as one argv by
+//     [cmdline], the reader the transformer detects with: the same program,
+//     flags, values and boolean flags. Shell scripts (sh -c, bash -exc, and
+//     the argsEnv values such as VLLM_ADDITIONAL_ARGS) are parsed by
+//     [cmdline.ParseShell] and redacted word by word: quoting cannot
 //     hide a value; assignments keep allow-listed values only, here-documents
 //     and comments are dropped, a script that does not parse is replaced
 //     whole. Positionals and kept values still pass through

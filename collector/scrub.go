@@ -8,25 +8,23 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // Redacted replaces every value the collector removes: schemas.RedactedValue.
 const Redacted = schemas.RedactedValue
 
-// maxShellDepth bounds `sh -c "sh -c '...'"` nesting, as the transformer does.
-const maxShellDepth = 4
-
 // argRedactor redacts command lines by allow-list: a flag keeps its value
 // only when a detection rule reads it (schemas.Arguments.ValueFlags, plus
 // Config.ArgAllow); every other flag keeps its name and its value becomes
-// Redacted. It decides what is a flag, a value and a positional exactly as
-// the transformer's parser does (the same boolean flags, the same shells), so
-// that a redacted word is never read as something else. Positionals, kept
-// values and the parts of a script that are not arguments go through
-// schemas.RedactText. Shell scripts (sh -c, bash -exc, ...) are parsed with
-// mvdan.cc/sh and redacted word by word, so quoting cannot hide a value; a
-// script that does not parse is replaced whole. It is safe for concurrent
-// use.
+// Redacted. It reads a command line with package cmdline, the reader the
+// transformer detects with: the same program, flags, values and boolean
+// flags, the same shells and scripts. So a redacted word is never read as
+// something else. Positionals, kept values and the parts of a script that
+// are not arguments go through schemas.RedactText. Shell scripts (sh -c,
+// bash -exc, ...) are parsed by cmdline.ParseShell and redacted word by
+// word, so quoting cannot hide a value; a script that does not parse is
+// replaced whole. It is safe for concurrent use.
 type argRedactor struct {
 	values   map[string]bool // flags whose values are kept
 	booleans map[string]bool // flags that never take a value
@@ -60,7 +58,7 @@ func (r *argRedactor) command(command, args []string) ([]string, []string) {
 	}
 	words := make([]string, 0, len(command)+len(args))
 	words = append(append(words, command...), args...)
-	out := r.argv(words, len(command) > 0 || shellArgs(args), 0)
+	out := r.argv(words, len(command) > 0 || cmdline.ShellArgs(args), 0)
 	var c, a []string
 	if command != nil {
 		c = out[:len(command):len(command)]
@@ -95,11 +93,11 @@ func (r *argRedactor) program(words, out []string, depth int) (next int, python,
 	i := 0
 	for ; i < len(words); i++ {
 		w := words[i]
-		if isWrapper(w) {
+		if cmdline.IsWrapper(w) {
 			out[i] = w
 			continue
 		}
-		if name, val, ok := assignment(w); ok {
+		if name, val, ok := cmdline.Assignment(w); ok {
 			out[i] = schemas.RedactText(name) + "=" + r.assignValue(name, val)
 			continue
 		}
@@ -110,13 +108,13 @@ func (r *argRedactor) program(words, out []string, depth int) (next int, python,
 	}
 	prog := words[i]
 	out[i] = schemas.RedactText(prog)
-	python = pythonProgram.MatchString(pathpkg.Base(prog))
+	python = cmdline.IsPython(prog)
 	i++
 	if dataProgram(prog) {
 		// Its words are data it prints or stores, never configuration
 		// a rule reads: "echo $PW | login --password-stdin".
 		for ; i < len(words); i++ {
-			if isFlag(words[i]) {
+			if cmdline.IsFlag(words[i]) {
 				out[i] = schemas.RedactText(words[i])
 			} else {
 				out[i] = redactValue(words[i])
@@ -124,7 +122,7 @@ func (r *argRedactor) program(words, out []string, depth int) (next int, python,
 		}
 		return i, python, true
 	}
-	if isShell(prog) && depth < maxShellDepth {
+	if cmdline.IsShell(prog) && depth < cmdline.MaxShellDepth {
 		i, done = r.shellOptions(words, out, i, depth)
 	}
 	return i, python, done
@@ -135,60 +133,45 @@ func (r *argRedactor) program(words, out []string, depth int) (next int, python,
 // after it ($0 and the script's positional parameters) are redacted too and
 // done is true; else next is the first word after the options.
 func (r *argRedactor) shellOptions(words, out []string, i, depth int) (next int, done bool) {
-	for ; i < len(words); i++ {
-		t := words[i]
-		if len(t) < 2 || t[0] != '-' || strings.HasPrefix(t, "--") {
-			break
-		}
-		out[i] = schemas.RedactText(t)
-		if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
-			// "--" ends the options: the script is the word after it
-			// (the transformer's argParser.argv reads it the same way).
-			if words[i+1] == "--" && i+2 < len(words) {
-				i++
-				out[i] = "--"
-			}
-			out[i+1] = r.script(words[i+1], true, depth+1)
-			// $0 and the script's positional parameters: no rule
-			// reads them, but they are words like any others.
-			copy(out[i+2:], r.argv(words[i+2:], false, depth))
-			return i, true
-		}
+	end, script := cmdline.ShellScript(words, i)
+	for ; i < end; i++ {
+		out[i] = schemas.RedactText(words[i]) // an option, or the "--" before a script
 	}
-	return i, false
+	if script < 0 {
+		return end, false
+	}
+	out[script] = r.script(words[script], true, depth+1)
+	// $0 and the script's positional parameters: no rule reads them, but
+	// they are words like any others.
+	copy(out[script+1:], r.argv(words[script+1:], false, depth))
+	return script, true
 }
 
 // flags redacts, into out, the words from words[i] on: flags, their
 // values and positionals. python says whether the program is a Python
 // interpreter (its -c value is a script).
 func (r *argRedactor) flags(words, out []string, i int, python bool, depth int) {
-	for ; i < len(words); i++ {
-		t := words[i]
-		if t == "--" {
-			out[i] = t
-			for j := i + 1; j < len(words); j++ {
-				out[j] = schemas.RedactText(words[j])
-			}
-			return
-		}
-		if !isFlag(t) {
-			out[i] = r.positional(t, depth)
-			continue
-		}
-		if name, val, ok := strings.Cut(t, "="); ok {
-			if r.values[name] || storageURI.MatchString(val) {
-				out[i] = schemas.RedactText(name) + "=" + schemas.RedactText(val)
+	out = out[i:]
+	for a := range cmdline.Args(words[i:], r.booleans) {
+		switch {
+		case a.Kind == cmdline.ArgEnd:
+			out[a.At] = a.Value
+		case a.Kind == cmdline.ArgOperand:
+			out[a.At] = schemas.RedactText(a.Value)
+		case a.Kind == cmdline.ArgPositional:
+			out[a.At] = r.positional(a.Value, depth)
+		case a.ValueAt == a.At: // --name=value
+			if r.values[a.Name] || storageURI.MatchString(a.Value) {
+				out[a.At] = schemas.RedactText(a.Name) + "=" + schemas.RedactText(a.Value)
 			} else {
-				out[i] = schemas.RedactText(name) + "=" + redactValue(val)
+				out[a.At] = schemas.RedactText(a.Name) + "=" + redactValue(a.Value)
 			}
-			continue
+		default:
+			out[a.At] = r.flag(a.Name)
+			if a.ValueAt >= 0 {
+				out[a.ValueAt] = r.flagValue(a.Name, a.Value, python)
+			}
 		}
-		out[i] = r.flag(t)
-		if r.booleans[t] || i+1 >= len(words) || isFlag(words[i+1]) {
-			continue
-		}
-		i++
-		out[i] = r.flagValue(t, words[i], python)
 	}
 }
 
@@ -227,9 +210,6 @@ func (r *argRedactor) flagValue(t, v string, python bool) string {
 	return redactValue(v)
 }
 
-// pythonProgram names a Python interpreter.
-var pythonProgram = regexp.MustCompile(`^python[0-9.]*$`)
-
 // storageURI is a model store location: its value is kept, through
 // RedactText, even as the value of a flag no rule reads.
 var storageURI = regexp.MustCompile(`^(s3|gs|gcs|hf|huggingface|oci|pvc|azureblob|abfss|az|oss)://|^https://huggingface\.co/`)
@@ -239,11 +219,11 @@ var storageURI = regexp.MustCompile(`^(s3|gs|gcs|hf|huggingface|oci|pvc|azureblo
 // under ENTRYPOINT ["sh", "-c"]): when it parses as one and redaction
 // changes it, it is redacted as one; otherwise it goes through RedactText.
 func (r *argRedactor) positional(t string, depth int) string {
-	if depth < maxShellDepth && strings.ContainsAny(t, " \t\n") {
+	if depth < cmdline.MaxShellDepth && strings.ContainsAny(t, " \t\n") {
 		red, changed, ok := r.parsedScript(t, true, depth+1)
 		switch {
 		case ok && changed:
-			if isFlag(red) {
+			if cmdline.IsFlag(red) {
 				// Still a positional for whoever parses the argv next.
 				red = " " + red
 			}
@@ -311,7 +291,7 @@ func (r *argRedactor) parsedScript(src string, program bool, depth int) (out str
 	if strings.TrimSpace(src) == "" {
 		return src, false, true
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := cmdline.ParseShell(src)
 	if err != nil {
 		return "", false, false
 	}
@@ -389,49 +369,12 @@ func wordText(w *syntax.Word, src string) string {
 			case *syntax.DblQuoted:
 				parts(x.Parts)
 			default:
-				b.WriteString(source(p, src))
+				b.WriteString(cmdline.Source(p, src))
 			}
 		}
 	}
 	parts(w.Parts)
 	return b.String()
-}
-
-// source is the text of a node as written in src.
-func source(n syntax.Node, src string) string {
-	s, e := int(n.Pos().Offset()), int(n.End().Offset())
-	if s < 0 || e > len(src) || s > e {
-		return ""
-	}
-	return src[s:e]
-}
-
-// isFlag: starts with "-", is not "-" alone and is not a negative number.
-func isFlag(t string) bool {
-	if len(t) < 2 || t[0] != '-' {
-		return false
-	}
-	c := t[1]
-	return !(c >= '0' && c <= '9' || c == '.')
-}
-
-// shellArgs reports args that run a shell script themselves ("sh", "-c",
-// SCRIPT), read as a command line whatever the image's entrypoint, as the
-// transformer reads them.
-func shellArgs(args []string) bool {
-	if len(args) < 3 || !isShell(args[0]) {
-		return false
-	}
-	f := args[1]
-	return len(f) >= 2 && f[0] == '-' && f[1] != '-' && strings.IndexByte(f, 'c') > 0
-}
-
-func isShell(prog string) bool {
-	switch pathpkg.Base(prog) {
-	case "sh", "bash", "ash", "dash", "zsh", "ksh":
-		return true
-	}
-	return false
 }
 
 // dataProgram: a program whose arguments are data (printed, stored as a
@@ -442,27 +385,4 @@ func dataProgram(prog string) bool {
 		return true
 	}
 	return false
-}
-
-func isWrapper(t string) bool {
-	switch t {
-	case "exec", "env", "nohup", "time":
-		return true
-	}
-	return false
-}
-
-// assignment splits VAR=value.
-func assignment(t string) (name, val string, ok bool) {
-	i := strings.IndexByte(t, '=')
-	if i <= 0 || t[0] == '-' {
-		return "", "", false
-	}
-	for k := 0; k < i; k++ {
-		c := t[k]
-		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || k > 0 && '0' <= c && c <= '9') {
-			return "", "", false
-		}
-	}
-	return t[:i], t[i+1:], true
 }

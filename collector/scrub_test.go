@@ -8,6 +8,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector/manifest"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 func testRedactor(t testing.TB, argAllow ...string) *argRedactor {
@@ -117,6 +118,48 @@ func TestRedactScript(t *testing.T) {
 	c, a = r.command([]string{"/bin/bash", "-lc", "--"}, []string{"ray start --head; vllm serve org/m --api-key x1"})
 	if c[2] != "--" || !strings.Contains(a[0], "vllm serve org/m --api-key REDACTED") || strings.Contains(a[0], "x1") {
 		t.Errorf("bash -lc -- script: %q %q", c, a)
+	}
+}
+
+// TestRedactionReadsAsDetection: redaction and detection read a command
+// line with one reader (cmdline), so every value the transformer reads of
+// a flag a rule reads is kept where it reads it, and the value of every
+// other flag is redacted.
+func TestRedactionReadsAsDetection(t *testing.T) {
+	r := testRedactor(t)
+	decl, err := schemas.DeclaredArguments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	booleans := map[string]bool{}
+	for _, f := range decl.BooleanFlags {
+		booleans[f] = true
+	}
+	for _, tc := range []struct{ cmd, args []string }{
+		{[]string{"vllm", "serve"}, []string{"org/m", "--enforce-eager", "org/x", "--api-key", "k1", "--seed", "-1", "--tp=2", "--token=k2"}},
+		{[]string{"env", "A=b", "exec", "python3", "-m", "vllm.entrypoints.openai.api_server"}, []string{"--model", "org/m", "--secret", "k3", "-q", "--", "--api-key", "k4"}},
+		{nil, []string{"--model", "org/m", "--trust-remote-code", "--hf-token", "k5"}},
+	} {
+		c, a := r.command(tc.cmd, tc.args)
+		red := append(append([]string(nil), c...), a...)
+		invs := cmdline.ParseArgsWith(tc.cmd, tc.args, cmdline.ParseOptions{Booleans: booleans})
+		if len(invs) != 1 {
+			t.Fatalf("%q %q: %d invocations", tc.cmd, tc.args, len(invs))
+		}
+		for _, f := range invs[0].Flags {
+			if !f.HasValue || f.ValueSrc == f.Src {
+				continue
+			}
+			got := red[f.ValueSrc]
+			if r.values[f.Name] && got != schemas.RedactText(f.Value) || !r.values[f.Name] && got != Redacted {
+				t.Errorf("%q %q: the value of %s (%q) became %q", tc.cmd, tc.args, f.Name, f.Value, got)
+			}
+		}
+		for _, p := range invs[0].Positionals {
+			if red[p.Src] != schemas.RedactText(p.Text) {
+				t.Errorf("%q %q: the positional %q became %q", tc.cmd, tc.args, p.Text, red[p.Src])
+			}
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // --- volumes that can carry a model ---------------------------------------------
@@ -332,7 +333,7 @@ func TestRedactShellInArgs(t *testing.T) {
 		{[]string{"python", "-c", "x"}, false},
 		{[]string{"-c", "sh", "x"}, false},
 	} {
-		if got := shellArgs(tc.args); got != tc.want {
+		if got := cmdline.ShellArgs(tc.args); got != tc.want {
 			t.Errorf("shellArgs(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/inventory/versions"
-	"github.com/bomstream/bomstream/transformer"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // Query selects workloads. Filters of different fields combine (all must
@@ -268,7 +268,7 @@ func newImageMatcher(s string) imageMatcher {
 	if strings.ContainsAny(s, "*?") {
 		return imageMatcher{glob: globRegexp(s)}
 	}
-	img, err := transformer.ParseImage(s)
+	img, err := imageref.ParseImage(s)
 	if err != nil {
 		return imageMatcher{glob: globRegexp(s)}
 	}
@@ -295,7 +295,7 @@ func validImage(s string) error {
 	if strings.ContainsAny(s, "*?") {
 		return nil
 	}
-	if _, err := transformer.ParseImage(s); err != nil {
+	if _, err := imageref.ParseImage(s); err != nil {
 		return fmt.Errorf("%q is neither a glob nor an image reference: %w", s, err)
 	}
 	return nil

@@ -17,4 +17,12 @@
 //
 // Subjects and message ids of the streams are spelled here too, so that every
 // stage names them the same way.
+//
+// Two small packages beside this one hold words more than one side reads,
+// so that none of them imports another's code. Package
+// [github.com/bomstream/bomstream/schemas/cmdline] reads a command line:
+// the transformer detects with it, the collector redacts with it. Package
+// [github.com/bomstream/bomstream/schemas/imageref] reads image references
+// and the versions of their tags: the transformer names a BOM's images and
+// runtimes with it, the inventory filters and orders them with it.
 package schemas

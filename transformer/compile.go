@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // Compiled rules: every regex compiled once, every list turned into a set.
@@ -97,7 +99,7 @@ type rules struct {
 	memo          *matchMemo // what the rules said of strings seen before
 	// shellOf is r.shell, made once: a method value made on each use
 	// allocates.
-	shellOf func(string) *shellScript
+	shellOf func(string) *cmdline.Script
 }
 
 // defaultRuntime is a compiled DefaultRuntime.

@@ -101,7 +101,7 @@ func (b *bomBuilder) modelComponent(c *cdx.Component, m *modelHit, x *componentP
 		c.PackageURL = b.hfPURL(m.name, rev)
 	}
 	if m.oci != nil {
-		c.PackageURL = m.oci.PURL("")
+		c.PackageURL = imagePURL(*m.oci, "")
 		c.Version = m.oci.Tag
 		if pinned {
 			c.Version = m.oci.Digest
@@ -173,7 +173,7 @@ func imageIdentity(c *cdx.Component, x *componentParts, pi *parsedImage, digests
 	if len(digests) > 0 {
 		c.Version = digests[0]
 		if digests[0] != img.Digest {
-			c.PackageURL = img.PURL(digests[0])
+			c.PackageURL = imagePURL(*img, digests[0])
 		}
 	}
 	return props

@@ -9,6 +9,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // Confidence of a claim, and its number in CycloneDX evidence.
@@ -286,8 +287,8 @@ type modelHit struct {
 	roles     roleset
 	proofs    proofs
 	props     map[string]string
-	strong    bool   // a reference that stands alone; see strongModel
-	oci       *Image // the image reference of an oci:// model, when it parses
+	strong    bool            // a reference that stands alone; see strongModel
+	oci       *imageref.Image // the image reference of an oci:// model, when it parses
 	// proofRoom holds the first proofs: a hit and they are one allocation.
 	proofRoom [2]proof
 }

@@ -1,12 +1,16 @@
 package transformer
 
-import "github.com/bomstream/bomstream/schemas"
+import (
+	"github.com/bomstream/bomstream/schemas"
+
+	"github.com/bomstream/bomstream/schemas/cmdline"
+)
 
 // isClient reports whether a container talks to a model server elsewhere
 // rather than serving: it runs an engine's client command (vllm bench), or
 // passes a client flag (--base-url, --target) or env (OPENAI_BASE_URL).
 // heads holds each invocation's rule matches.
-func (r *rules) isClient(ct *schemas.Container, invs []Invocation, heads []*invInfo) bool {
+func (r *rules) isClient(ct *schemas.Container, invs []cmdline.Invocation, heads []*invInfo) bool {
 	for ii := range invs {
 		if heads[ii].client {
 			return true

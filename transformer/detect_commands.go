@@ -1,11 +1,15 @@
 package transformer
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/bomstream/bomstream/schemas/cmdline"
+)
 
 // commandClaims matches one invocation against the launch commands, the
 // args-only patterns (for the first invocation of an args-only container whose
 // image is the engine's: entry) and takes positional models.
-func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info *invInfo, entry bool) {
+func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *cmdline.Invocation, info *invInfo, entry bool) {
 	src := 0
 	if inv.Program != "" {
 		src = inv.ProgramSrc
@@ -51,7 +55,7 @@ func (r *rules) commandClaims(cd *compDetect, x *ctrScope, inv *Invocation, info
 
 // programOf is inv, args given to an entrypoint, read as the command
 // its first word runs.
-func programOf(inv *Invocation) *Invocation {
+func programOf(inv *cmdline.Invocation) *cmdline.Invocation {
 	if len(inv.Words) == 0 {
 		return inv
 	}
@@ -65,7 +69,7 @@ func programOf(inv *Invocation) *Invocation {
 
 // engineModelFlags takes the models named by the flags that name one only
 // for the engine rt.
-func (x *ctrScope) engineModelFlags(inv *Invocation, rt *runtimeRule) {
+func (x *ctrScope) engineModelFlags(inv *cmdline.Invocation, rt *runtimeRule) {
 	for _, f := range inv.Flags {
 		if f.HasValue && rt.modelFlags[f.Name] {
 			x.claim(modelClaim{value: f.Value, conf: confDeclared, how: "flag " + f.Name, locator: x.loc(f.ValueSrc)})
@@ -75,7 +79,7 @@ func (x *ctrScope) engineModelFlags(inv *Invocation, rt *runtimeRule) {
 
 // positionalModels takes the first positional past rt's subcommands as a
 // model, or every one when all is set.
-func (x *ctrScope) positionalModels(inv *Invocation, rt *runtimeRule, all bool) {
+func (x *ctrScope) positionalModels(inv *cmdline.Invocation, rt *runtimeRule, all bool) {
 	for _, w := range inv.Positionals {
 		if rt.subcommands[w.Text] {
 			continue
@@ -88,7 +92,7 @@ func (x *ctrScope) positionalModels(inv *Invocation, rt *runtimeRule, all bool) 
 }
 
 // invocationInfo is what the rules say of the head of inv.
-func (r *rules) invocationInfo(inv *Invocation) *invInfo {
+func (r *rules) invocationInfo(inv *cmdline.Invocation) *invInfo {
 	var buf [256]byte
 	if head := appendHead(buf[:0], inv, r.headWords); len(head) > 0 {
 		return r.head(head, inv.Program == "")
@@ -100,7 +104,7 @@ func (r *rules) invocationInfo(inv *Invocation) *invInfo {
 // words joined by spaces, at most 512 bytes and, when words > 0, at most
 // that many words with the program: launch patterns only look at the
 // start.
-func appendHead(dst []byte, inv *Invocation, words int) []byte {
+func appendHead(dst []byte, inv *cmdline.Invocation, words int) []byte {
 	const maxHead = 512
 	maxWords := 8
 	if words > 0 {

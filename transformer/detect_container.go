@@ -5,17 +5,19 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // ctrScope is one container being read: what its claims share and the
 // model claims gathered from it.
 type ctrScope struct {
 	ct       *schemas.Container
-	env      map[string]string // the literal env values
-	invs     []Invocation      // the programs it runs
-	client   bool              // it talks to a server elsewhere (see isClient)
-	img      *parsedImage      // nil when the image is missing or unparsed
-	imageLoc string            // ct.Locator + ".image"
+	env      map[string]string    // the literal env values
+	invs     []cmdline.Invocation // the programs it runs
+	client   bool                 // it talks to a server elsewhere (see isClient)
+	img      *parsedImage         // nil when the image is missing or unparsed
+	imageLoc string               // ct.Locator + ".image"
 	// simulator names the engine simulator the image is, if it is one.
 	simulator string
 	// matches are the runtimes the image matched.
@@ -164,7 +166,7 @@ const fileSrc = -1 << 30
 // ConfigMap puts in the container that one of invs runs (command:
 // [/scripts/start.sh], or sh /scripts/start.sh), as if they stood in the
 // manifest; their words' locators name the ConfigMap key.
-func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[string]string) []Invocation {
+func (r *rules) scriptFiles(ct *schemas.Container, invs []cmdline.Invocation, env map[string]string) []cmdline.Invocation {
 	if len(ct.Files) == 0 {
 		return invs
 	}
@@ -174,7 +176,7 @@ func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[st
 		path := inv.Program
 		if path == "" && len(inv.Words) > 0 {
 			path = inv.Words[0].Text
-		} else if isShell(path) && len(inv.Positionals) > 0 {
+		} else if cmdline.IsShell(path) && len(inv.Positionals) > 0 {
 			path = inv.Positionals[0].Text
 		}
 		for i := range ct.Files {
@@ -183,9 +185,8 @@ func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[st
 				continue
 			}
 			src := fileSrc - i
-			p := argParser{opt: ParseOptions{Env: env, Booleans: r.booleans}, shell: r.shellOf}
-			p.script(Word{Text: f.Text, Src: src}, 1)
-			invs = append(invs, p.out...)
+			opt := cmdline.ParseOptions{Env: env, Booleans: r.booleans, Scripts: r.shellOf}
+			invs = append(invs, cmdline.ParseScriptFile(cmdline.Word{Text: f.Text, Src: src}, opt)...)
 		}
 	}
 	return invs
@@ -195,7 +196,7 @@ func (r *rules) scriptFiles(ct *schemas.Container, invs []Invocation, env map[st
 // ConfigMap puts in the container (vllm serve --config FILE) the file's
 // keys as flags of the same name (model: org/m is --model org/m), read
 // from the file's key=value lines; their locators name the ConfigMap key.
-func configFiles(ct *schemas.Container, invs []Invocation) {
+func configFiles(ct *schemas.Container, invs []cmdline.Invocation) {
 	if len(ct.Files) == 0 {
 		return
 	}
@@ -216,7 +217,7 @@ func configFiles(ct *schemas.Container, invs []Invocation) {
 					if !ok || k == "" || v == "" || strings.ContainsAny(k, ".[ ") {
 						continue // nested keys are no flags
 					}
-					inv.Flags = append(inv.Flags, Flag{Name: "--" + k, Value: v, HasValue: true, Src: src, ValueSrc: src})
+					inv.Flags = append(inv.Flags, cmdline.Flag{Name: "--" + k, Value: v, HasValue: true, Src: src, ValueSrc: src})
 				}
 			}
 		}
@@ -234,21 +235,19 @@ func (r *rules) readContainer(x *ctrScope, ct *schemas.Container) {
 		}
 		x.env[e.name] = e.value
 	}
-	x.invs = parseArgs(ct.Command, ct.Args, ParseOptions{Env: x.env, Booleans: r.booleans}, r.shellOf)
+	x.invs = cmdline.ParseArgsWith(ct.Command, ct.Args, cmdline.ParseOptions{Env: x.env, Booleans: r.booleans, Scripts: r.shellOf})
 	x.invs = r.scriptFiles(ct, x.invs, x.env)
 	configFiles(ct, x.invs)
 	for k, e := range ct.Env {
 		if !r.argsEnv[e.Name] || e.Value == "" || e.Redacted {
 			continue
 		}
-		for _, words := range r.shell(e.Value).expand(x.env) {
-			ws := make([]Word, len(words))
+		for _, words := range r.shell(e.Value).Commands(x.env) {
+			ws := make([]cmdline.Word, len(words))
 			for i, w := range words {
-				ws[i] = Word{Text: w, Src: -1 - k}
+				ws[i] = cmdline.Word{Text: w, Src: -1 - k}
 			}
-			p := argParser{opt: ParseOptions{Booleans: r.booleans}}
-			p.emit(Invocation{Words: ws}, false)
-			x.invs = append(x.invs, p.out...)
+			x.invs = append(x.invs, cmdline.ParseWords(ws, r.booleans))
 		}
 	}
 }
@@ -284,7 +283,7 @@ func (c *ctrScope) imageVersion(m imageMatch) (version, variant, how string) {
 		return "", "", ""
 	case m.tagRE != nil:
 		if sm := m.tagRE.FindStringSubmatch(img.Tag); sm != nil {
-			if v := Version(sm[m.tagRE.SubexpIndex("version")]); v != "" {
+			if v := imageref.Version(sm[m.tagRE.SubexpIndex("version")]); v != "" {
 				return v, "", c.img.tagHow
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // fieldClaims reads kind fields: runtime names, versions, settings and models.
@@ -229,7 +230,7 @@ func (r *rules) versionFieldClaims(cd *compDetect, fields []schemas.Field) {
 // fieldVersion is the version f states, declared; ok is false when its
 // value is no version.
 func fieldVersion(f *schemas.Field) (vc versionClaim, ok bool) {
-	v, variant := ParseVersion(f.Value)
+	v, variant := imageref.ParseVersion(f.Value)
 	if v == "" {
 		return vc, false
 	}

@@ -5,12 +5,13 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // entrypointFlagClaims takes the flags that name the model only for an
 // engine, when the image's entrypoint is that engine (inv is the args given
 // to it).
-func (x *ctrScope) entrypointFlagClaims(inv *Invocation) {
+func (x *ctrScope) entrypointFlagClaims(inv *cmdline.Invocation) {
 	for _, m := range x.matches {
 		x.engineModelFlags(inv, m.rule)
 	}
@@ -18,7 +19,7 @@ func (x *ctrScope) entrypointFlagClaims(inv *Invocation) {
 
 // flagClaims reads the flags of one invocation: roles, settings, models,
 // the revision and wrappers' backends.
-func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
+func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *cmdline.Invocation) {
 	for _, f := range inv.Flags {
 		fr := r.flags[f.Name]
 		if fr == nil {
@@ -49,7 +50,7 @@ func (r *rules) flagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 }
 
 // backendFlagClaims: a wrapper's backend flag names the engine it runs.
-func backendFlagClaims(cd *compDetect, x *ctrScope, fr *flagRule, f Flag) {
+func backendFlagClaims(cd *compDetect, x *ctrScope, fr *flagRule, f cmdline.Flag) {
 	for _, rt := range fr.backendOf {
 		p := proof{conf: confDeclared, value: "flag " + f.Name + "=" + f.Value, locator: x.loc(f.Src)}
 		if eng, ok := rt.BackendFlag.Values[strings.ToLower(f.Value)]; ok && eng != "" {
@@ -62,7 +63,7 @@ func backendFlagClaims(cd *compDetect, x *ctrScope, fr *flagRule, f Flag) {
 
 // engineFlagClaims: a flag only some engines take suggests them; the first
 // evidence of each is kept.
-func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
+func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *cmdline.Invocation) {
 	for _, f := range inv.Flags {
 		fr := r.flags[f.Name]
 		if fr == nil {
@@ -84,7 +85,7 @@ func (r *rules) engineFlagClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
 }
 
 // jsonFlagModels claims the models the keys of a JSON flag value name.
-func jsonFlagModels(x *ctrScope, f Flag, keys []string) {
+func jsonFlagModels(x *ctrScope, f cmdline.Flag, keys []string) {
 	var obj map[string]any
 	if json.Unmarshal([]byte(f.Value), &obj) != nil {
 		return
@@ -98,7 +99,7 @@ func jsonFlagModels(x *ctrScope, f Flag, keys []string) {
 
 // listFlagModels claims the models a list flag names: its value and the
 // words after it up to the next flag, each "[NAME=]LOCATION".
-func listFlagModels(inv *Invocation, f Flag, x *ctrScope) {
+func listFlagModels(inv *cmdline.Invocation, f cmdline.Flag, x *ctrScope) {
 	add := func(v string, src int) {
 		if _, loc, ok := strings.Cut(v, "="); ok {
 			v = loc

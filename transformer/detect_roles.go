@@ -4,11 +4,12 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // wordClaims reads each word of an invocation: the roles its role patterns
 // give and, unless the image is a simulator, the runtimes its hints suggest.
-func (r *rules) wordClaims(cd *compDetect, x *ctrScope, inv *Invocation) {
+func (r *rules) wordClaims(cd *compDetect, x *ctrScope, inv *cmdline.Invocation) {
 	for _, w := range inv.Words {
 		wi := r.word(w.Text)
 		for _, role := range wi.roles {
@@ -49,7 +50,7 @@ func (r *rules) labelRoles(cd *compDetect, c *schemas.Component) {
 
 // flagRole applies the role rules that read the flag f (and maybe its
 // value); fr is what the rules say of its name.
-func flagRole(cd *compDetect, fr *flagRule, f Flag) {
+func flagRole(cd *compDetect, fr *flagRule, f cmdline.Flag) {
 	for _, rr := range fr.roles {
 		if rr.Value == "" || (f.HasValue && strings.EqualFold(f.Value, rr.Value)) {
 			cd.roles.add(rr.Role)

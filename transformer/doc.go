@@ -9,14 +9,17 @@
 //	WorkloadChange
 //	  -> tombstone, runtime template?            Result.Skipped, no BOM
 //	  -> detect (rules.yaml, compiled once)       per component of the Inputs:
-//	       image       ParseImage (github.com/distribution/reference), then image
-//	                   patterns: an engine, inferred; version from the tag
-//	                   (ParseVersion: as published, 0.4.6.post1, with the
+//	       image       imageref.ParseImage (schemas/imageref, shared with
+//	                   the read side), then image patterns: an engine,
+//	                   inferred; version from the tag (imageref.ParseVersion:
+//	                   as published, 0.4.6.post1, with the
 //	                   variant cu124/rocm/cpu/py3 as a property) or a
 //	                   repository capture
-//	       command     ParseArgs (sh -c scripts parsed by mvdan.cc/sh, cached by
-//	                   text; $(VAR)/${VAR} from allow-listed env, flags,
-//	                   positionals), then launch patterns: declared
+//	       command     cmdline.ParseArgsWith (schemas/cmdline, the reader
+//	                   redaction shares; sh -c scripts parsed by
+//	                   mvdan.cc/sh, cached by text; $(VAR)/${VAR} from
+//	                   allow-listed env, flags, positionals), then launch
+//	                   patterns: declared
 //	       fields      kind fields (backendFramework, modelFormat, runtimeVersion,
 //	                   storageUri, ...): declared
 //	       kind        DynamoGraphDeployment, NIMService, VLLMRuntime, ...

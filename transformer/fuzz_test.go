@@ -1,9 +1,13 @@
 package transformer
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/bomstream/bomstream/schemas/cmdline"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 func FuzzParseImage(f *testing.F) {
@@ -18,7 +22,7 @@ func FuzzParseImage(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, ref string) {
-		img, err := ParseImage(ref)
+		img, err := imageref.ParseImage(ref)
 		if err != nil {
 			return
 		}
@@ -26,52 +30,56 @@ func FuzzParseImage(f *testing.F) {
 			t.Fatalf("%q parsed without registry or repository: %+v", ref, img)
 		}
 		// A parsed reference round-trips through its normalized form.
-		again, err := ParseImage(img.String())
+		again, err := imageref.ParseImage(img.String())
 		if err != nil || again.Name() != img.Name() || again.Tag != img.Tag || again.Digest != img.Digest {
 			t.Fatalf("%q -> %q -> %+v, %v", ref, img.String(), again, err)
 		}
-		p := img.PURL("")
+		p := imagePURL(img, "")
 		if !strings.HasPrefix(p, "pkg:oci/") || strings.ContainsAny(p, " \n\"") || !utf8.ValidString(p) {
 			t.Fatalf("bad purl %q for %q", p, ref)
 		}
 	})
 }
 
-func FuzzParseArgs(f *testing.F) {
-	seeds := []struct{ cmd, args string }{
-		{"vllm\x00serve", "Qwen/Qwen3-32B\x00--tp=4\x00--enforce-eager"},
-		{"", "serve\x00Qwen/Qwen3-235B-A22B"},
-		{"sh\x00-c", "bash run.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server --model m --tensor-parallel-size 8"},
-		{"/bin/bash\x00-exc", "set -x\npython -m vllm.entrypoints.openai.api_server \\\n --model ${MODEL_ID} 2>&1 | tee log"},
-		{"python3\x00-m\x00dynamo.vllm", "--model\x00Qwen/Qwen3-0.6B\x00--is-decode-worker"},
-		{"sh\x00-c", "echo 'unterminated"},
-		{"sh\x00-c", "a $(b ${c \"d; `e"},
-		{"", "--kv-transfer-config\x00{\"kv_role\":\"kv_producer\"}"},
-	}
-	for _, s := range seeds {
-		f.Add(s.cmd, s.args)
-	}
-	split := func(s string) []string {
-		if s == "" {
-			return nil
+// FuzzParseArgsMemo: cmdline.ParseArgsWith taking its scripts from a
+// Renderer's memo gives what it gives alone, the first time and the next.
+func FuzzParseArgsMemo(f *testing.F) {
+	f.Add("sh", "-c", "bash /x.sh leader --ray_cluster_size=$(N); python3 -m vllm.entrypoints.openai.api_server --port 8080 -- --x", "--model=a")
+	f.Add("vllm", "serve", "org/m", "--tensor-parallel-size")
+	f.Add("", "serve", "--flag", "-1")
+	r := newRenderer(f).rules
+	opt := cmdline.ParseOptions{Env: map[string]string{"N": "2"}, Booleans: map[string]bool{"--enforce-eager": true}}
+	memo := opt
+	memo.Scripts = r.shell
+	f.Fuzz(func(t *testing.T, a, b, c, d string) {
+		var command, args []string
+		if a != "" {
+			command = []string{a, b}
 		}
-		return strings.Split(s, "\x00")
-	}
-	f.Fuzz(func(t *testing.T, cmd, args string) {
-		c, a := split(cmd), split(args)
-		invs := ParseArgsWith(c, a, ParseOptions{Env: map[string]string{"MODEL_ID": "org/m", "X": "$(X)"}, Booleans: map[string]bool{"--enforce-eager": true}})
-		n := len(c) + len(a)
-		for _, inv := range invs {
-			for _, w := range inv.Words {
-				if w.Src < 0 || w.Src >= n {
-					t.Fatalf("word %q has src %d of %d", w.Text, w.Src, n)
-				}
-			}
-			for _, fl := range inv.Flags {
-				if !strings.HasPrefix(fl.Name, "-") || fl.Src < 0 || fl.Src >= n {
-					t.Fatalf("bad flag %+v", fl)
-				}
+		args = []string{c, d}
+		for round := 0; round < 2; round++ {
+			got := cmdline.ParseArgsWith(command, args, memo)
+			want := cmdline.ParseArgsWith(command, args, opt)
+			if !sameInvocations(got, want) {
+				t.Fatalf("parseArgs(%q, %q) = %+v, want %+v", command, args, got, want)
 			}
 		}
 	})
+}
+
+// sameInvocations compares invocations, an empty list equal to a nil one.
+func sameInvocations(a, b []cmdline.Invocation) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Program != y.Program || x.ProgramSrc != y.ProgramSrc || x.Shell != y.Shell ||
+			len(x.Words)+len(y.Words) > 0 && !reflect.DeepEqual(x.Words, y.Words) ||
+			len(x.Flags)+len(y.Flags) > 0 && !reflect.DeepEqual(x.Flags, y.Flags) ||
+			len(x.Positionals)+len(y.Positionals) > 0 && !reflect.DeepEqual(x.Positionals, y.Positionals) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,9 @@ package transformer
 import (
 	"regexp"
 	"strings"
+
+	"github.com/bomstream/bomstream/schemas/cmdline"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // What the rules say about an image reference, an image name, a command
@@ -11,15 +14,15 @@ import (
 // parsedImage is an image reference as written, parsed, with what Render
 // derives from it.
 type parsedImage struct {
-	img        Image
+	img        imageref.Image
 	ok         bool   // ParseImage accepted it; the rest is set only then
 	name       string // img.Name()
 	str        string // img.String()
 	proofValue string // "image " + the reference as written (set always)
-	tagVersion string // ParseVersion(img.Tag)
+	tagVersion string // imageref.ParseVersion(img.Tag)
 	tagVariant string
 	tagHow     string // "tag " + img.Tag
-	purl       string // img.PURL("")
+	purl       string // imagePURL(img, "")
 	ref        string // its container's bom-ref: "container:" + str
 	info       *imageInfo
 	// clientImage: a client, SDK, benchmark or mock image (serving
@@ -36,7 +39,7 @@ func (r *rules) image(ref string) *parsedImage { return r.memo.images.get(ref, r
 // parseImage parses the image reference ref and matches its name.
 func (r *rules) parseImage(ref string) *parsedImage {
 	p := &parsedImage{proofValue: "image " + ref}
-	img, err := ParseImage(ref)
+	img, err := imageref.ParseImage(ref)
 	if err != nil {
 		return p
 	}
@@ -44,9 +47,9 @@ func (r *rules) parseImage(ref string) *parsedImage {
 	p.name = img.Name()
 	p.str = img.String()
 	p.ref = "container:" + p.str
-	p.tagVersion, p.tagVariant = ParseVersion(img.Tag)
+	p.tagVersion, p.tagVariant = imageref.ParseVersion(img.Tag)
 	p.tagHow = "tag " + img.Tag
-	p.purl = img.PURL("")
+	p.purl = imagePURL(img, "")
 	// Every tag of a repository (10,000 builds of one engine) shares its
 	// name's matches: the image rules read the name only.
 	p.info = r.memo.names.get(p.name, r.imageInfo)
@@ -92,7 +95,7 @@ func (r *rules) imageInfo(name string) *imageInfo {
 			}
 			im := imageMatch{rule: rt, backend: p.backend, tagNone: p.tagNone, tagRE: p.tagRE}
 			if p.version >= 0 && m[p.version] != "" {
-				im.version = Version(strings.NewReplacer("-", ".", "_", ".").Replace(m[p.version]))
+				im.version = imageref.Version(strings.NewReplacer("-", ".", "_", ".").Replace(m[p.version]))
 			}
 			info.matches = append(info.matches, im)
 			break
@@ -271,4 +274,4 @@ func (r *rules) matchWord(w string) *wordInfo {
 }
 
 // shell parses a script.
-func (r *rules) shell(src string) *shellScript { return r.memo.shells.get(src, parseShell) }
+func (r *rules) shell(src string) *cmdline.Script { return r.memo.shells.get(src, cmdline.ParseScript) }

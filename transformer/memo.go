@@ -1,6 +1,10 @@
 package transformer
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/bomstream/bomstream/schemas/cmdline"
+)
 
 // memo remembers the values of a pure function of a string, so that a
 // Renderer matches the rules' regexes against an image, a command head or
@@ -66,9 +70,9 @@ type matchMemo struct {
 	commands  memo[*invInfo]     // command head -> what the rules say of it
 	argsOnly  memo[*invInfo]     // head of args given to an entrypoint
 	words     memo[*wordInfo]
-	shells    memo[*shellScript] // script -> its commands
-	purls     memo[string]       // len(id):id rev -> Hugging Face purl
-	clientEnv memo[bool]         // env name -> it marks a client
+	shells    memo[*cmdline.Script] // script -> its commands
+	purls     memo[string]          // len(id):id rev -> Hugging Face purl
+	clientEnv memo[bool]            // env name -> it marks a client
 	// envFamilies: env name -> the engine whose env family it is.
 	envFamilies memo[*runtimeRule]
 	// rawWords: an image reference that does not parse -> its engine word.

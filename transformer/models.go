@@ -3,6 +3,8 @@ package transformer
 import (
 	"regexp"
 	"strings"
+
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // modelClaim is one place a model is named.
@@ -260,7 +262,7 @@ func (r *rules) addModel(cd *compDetect, d *detection, m modelClaim) {
 		mh = &modelHit{key: key, ref: ref, name: id, kind: kind, hf: kind == locHF, conf: m.conf}
 		mh.proofs = mh.proofRoom[:0]
 		if kind == "oci" {
-			if img, err := ParseImage(id[len("oci://"):]); err == nil {
+			if img, err := imageref.ParseImage(id[len("oci://"):]); err == nil {
 				mh.oci = &img
 			}
 		}
@@ -347,4 +349,22 @@ func withoutUserinfo(v string) string {
 		return scheme + "://" + host
 	}
 	return v
+}
+
+// unresolvedRef reports a value still holding a variable reference.
+func unresolvedRef(s string) bool {
+	return strings.Contains(s, "$(") || strings.Contains(s, "${") || (strings.IndexByte(s, '$') >= 0 && dollarName(s))
+}
+
+// dollarName reports a $ followed by the start of a shell variable name.
+func dollarName(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '$' {
+			c := s[i+1]
+			if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // Whether a container serves a model, decided from evidence.
@@ -256,7 +257,7 @@ func (r *rules) rawImageWord(ref string) wordHit {
 	}
 	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
 		repo, tag = repo[:i], repo[i+1:]
-		tagVersion, _ = ParseVersion(tag)
+		tagVersion, _ = imageref.ParseVersion(tag)
 	}
 	w, v := r.imageWord(repo, tag, tagVersion)
 	return wordHit{w: w, version: v}
@@ -278,7 +279,7 @@ func (r *rules) imageWord(repo, tag, tagVersion string) (*engineWord, string) {
 		if m := w.re.FindStringSubmatchIndex(name); m != nil {
 			v := tagVersion
 			if vi := w.re.SubexpIndex("version"); m[2*vi] >= 0 {
-				v = Version(strings.TrimPrefix(name[m[2*vi]:m[2*vi+1]], "v"))
+				v = imageref.Version(strings.TrimPrefix(name[m[2*vi]:m[2*vi+1]], "v"))
 			}
 			return w, v
 		}
@@ -289,7 +290,7 @@ func (r *rules) imageWord(repo, tag, tagVersion string) (*engineWord, string) {
 		if m := w.re.FindStringSubmatchIndex(tag); m != nil {
 			v := ""
 			if vi := w.re.SubexpIndex("version"); m[2*vi] >= 0 {
-				v = Version(strings.TrimPrefix(tag[m[2*vi]:m[2*vi+1]], "v"))
+				v = imageref.Version(strings.TrimPrefix(tag[m[2*vi]:m[2*vi+1]], "v"))
 			}
 			return w, v
 		}

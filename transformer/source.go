@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/cmdline"
 )
 
 // Where a model the server loads from a local path comes from.
@@ -71,7 +72,7 @@ func (r *rules) resolveClaims(cd *compDetect, d *detection, c *schemas.Component
 // container's invocations (heads holds their rule matches), and the
 // container itself when its image is a download rule's (an args-only
 // storage initializer).
-func (r *rules) findDownloads(out []download, ct *schemas.Container, x *ctrScope, invs []Invocation, heads []*invInfo) []download {
+func (r *rules) findDownloads(out []download, ct *schemas.Container, x *ctrScope, invs []cmdline.Invocation, heads []*invInfo) []download {
 	if len(r.downloads) == 0 {
 		return out
 	}
@@ -120,7 +121,7 @@ func (r *rules) findDownloads(out []download, ct *schemas.Container, x *ctrScope
 }
 
 // readDownload reads one download invocation.
-func (r *rules) readDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (download, bool) {
+func (r *rules) readDownload(dr *downloadRule, inv *cmdline.Invocation, x *ctrScope) (download, bool) {
 	var dl download
 	if dr.Code != nil {
 		return r.codeDownload(dr, inv, x)
@@ -179,7 +180,7 @@ func (r *rules) readDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (do
 
 // codeDownload reads a Python call such as snapshot_download(repo_id=...,
 // revision=..., local_dir=...) in the value of the rule's flag.
-func (r *rules) codeDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (download, bool) {
+func (r *rules) codeDownload(dr *downloadRule, inv *cmdline.Invocation, x *ctrScope) (download, bool) {
 	cr := dr.Code
 	for _, f := range inv.Flags {
 		if f.Name != cr.Flag || !f.HasValue {
@@ -209,7 +210,7 @@ func (r *rules) codeDownload(dr *downloadRule, inv *Invocation, x *ctrScope) (do
 
 // lastPositional is the last word of inv from index from that is neither
 // a flag nor a URI nor a flag's value: where a copy command puts things.
-func lastPositional(inv *Invocation, from int) string {
+func lastPositional(inv *cmdline.Invocation, from int) string {
 	for i := len(inv.Words) - 1; i >= from; i-- {
 		w := inv.Words[i].Text
 		if strings.HasPrefix(w, "-") || strings.Contains(w, "://") || isFlagValue(inv, i) && !isPositional(inv, i) {
@@ -221,7 +222,7 @@ func lastPositional(inv *Invocation, from int) string {
 }
 
 // isFlagValue reports whether word i of inv is the value of a flag.
-func isFlagValue(inv *Invocation, i int) bool {
+func isFlagValue(inv *cmdline.Invocation, i int) bool {
 	if i == 0 {
 		return false
 	}
@@ -234,7 +235,7 @@ func isFlagValue(inv *Invocation, i int) bool {
 }
 
 // isPositional reports whether word i of inv is one of its positionals.
-func isPositional(inv *Invocation, i int) bool {
+func isPositional(inv *cmdline.Invocation, i int) bool {
 	for _, p := range inv.Positionals {
 		if p.Src == inv.Words[i].Src && p.Text == inv.Words[i].Text {
 			return true

@@ -64,7 +64,7 @@
 // any costs no read per workload.
 //
 // Version checks go through a VersionMatcher; DefaultVersionMatcher
-// compares what transformer.ParseVersion reads. A version it cannot
+// compares what imageref.ParseVersion reads. A version it cannot
 // compare is itself a finding of the rule: it never passes silently.
 //
 // Readers: List and ListPage (the current state of every finding, for

@@ -31,7 +31,7 @@ var (
 
 // DefaultVersionMatcher is the inventory's version ranges
 // (inventory/versions, the ranges `bomstream find --runtime` takes):
-// versions as transformer.ParseVersion reads them from tags and fields (a
+// versions as imageref.ParseVersion reads them from tags and fields (a
 // "v" prefix and a variant such as -cu126 are dropped), ordered as PEP 440
 // orders releases (0.5.0.dev1 < 0.5.0a1 < 0.5.0b1 < 0.5.0rc1 < 0.5.0 <
 // 0.5.0.post1; a semver pre-release is a PEP 440 one; missing release parts

@@ -1,12 +1,12 @@
 // Package versions compares the runtime versions bomstream renders and
 // reads the version ranges `bomstream find --runtime` takes.
 //
-// A runtime's version in a BOM is what transformer.ParseVersion read from
-// an image tag or a version field: the release as its project publishes
-// it (0.8.5, 0.4.6.post1, 0.5.0rc2, 1.0.0-rc.1, 24.08), never the build
-// variant (cu126, rocm, cpu). Parse reads the same strings, and a raw tag
-// too (v0.5.2-cu126 is 0.5.2: the variant is dropped by the transformer's
-// own parser), and orders them as PEP 440 does, which the Python engines
+// A runtime's version in a BOM is what the transformer read from an image
+// tag or a version field with [imageref.ParseVersion]: the release as its
+// project publishes it (0.8.5, 0.4.6.post1, 0.5.0rc2, 1.0.0-rc.1, 24.08),
+// never the build variant (cu126, rocm, cpu). Parse reads the same strings,
+// and a raw tag too (v0.5.2-cu126 is 0.5.2: the variant is dropped by that
+// same parser), and orders them as PEP 440 does, which the Python engines
 // (vLLM, SGLang, TensorRT-LLM, LMDeploy) follow and which agrees with
 // semver on plain releases:
 //

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bomstream/bomstream/transformer"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
 // Version is a parsed release version. The zero Version is not valid; use
@@ -39,7 +39,7 @@ var suffix = regexp.MustCompile(`^[.\-_]?(alpha|beta|preview|pre|post|dev|rc|a|b
 // returns an error naming s when s holds no release version the
 // transformer recognises, or suffixes this package cannot order.
 func Parse(s string) (Version, error) {
-	norm := transformer.Version(s)
+	norm := imageref.Version(s)
 	if norm == "" {
 		return Version{}, fmt.Errorf("version %q: not a release version (a tag such as latest, a date, or no version)", s)
 	}

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bomstream/bomstream/transformer"
+	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
-// The tags of transformer.TestParseVersionTags, as the registries publish
+// The tags of imageref.TestParseVersionTags, as the registries publish
 // them: each either gives a version this package orders, or none (then no
 // range with a constraint admits it).
 var tags = []struct {
@@ -33,8 +33,8 @@ var tags = []struct {
 // that version, and the BOM's version string parses the same as the tag.
 func TestParseTagTable(t *testing.T) {
 	for _, tc := range tags {
-		if got := transformer.Version(tc.tag); got != tc.version {
-			t.Fatalf("table out of date: transformer.Version(%q) = %q, want %q", tc.tag, got, tc.version)
+		if got := imageref.Version(tc.tag); got != tc.version {
+			t.Fatalf("table out of date: imageref.Version(%q) = %q, want %q", tc.tag, got, tc.version)
 		}
 		v, err := Parse(tc.tag)
 		if tc.version == "" {

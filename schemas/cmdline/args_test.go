@@ -1,66 +1,10 @@
-package transformer
+package cmdline
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 )
-
-func TestParseImage(t *testing.T) {
-	for _, tc := range []struct {
-		ref                      string
-		registry, repo, tag, dig string
-		purl                     string
-	}{
-		{"nginx", "docker.io", "library/nginx", "", "", "pkg:oci/nginx?repository_url=docker.io/library/nginx"},
-		{"nginx:1.15", "docker.io", "library/nginx", "1.15", "", "pkg:oci/nginx?repository_url=docker.io/library/nginx&tag=1.15"},
-		{"docker.io/redis:6.0.5", "docker.io", "library/redis", "6.0.5", "", ""},
-		{"vllm/vllm-openai:v0.8.5", "docker.io", "vllm/vllm-openai", "v0.8.5", "", "pkg:oci/vllm-openai?repository_url=docker.io/vllm/vllm-openai&tag=v0.8.5"},
-		{"nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.1", "nvcr.io", "nvidia/ai-dynamo/vllm-runtime", "1.3.1", "", ""},
-		{"localhost:5000/a/b:t", "localhost:5000", "a/b", "t", "", "pkg:oci/b?repository_url=localhost:5000/a/b&tag=t"},
-		{"ghcr.io/x/y@sha256:" + strings.Repeat("ab", 32), "ghcr.io", "x/y", "", "sha256:" + strings.Repeat("ab", 32),
-			"pkg:oci/y@sha256%3A" + strings.Repeat("ab", 32) + "?repository_url=ghcr.io/x/y"},
-		{"llamacpp-worker:latest", "docker.io", "library/llamacpp-worker", "latest", "", ""},
-		// As docker reads it: a first component with upper case is a registry host.
-		{"UPPER/case", "UPPER", "case", "", "", ""},
-		{"index.docker.io/vllm/vllm-openai:v0.9.0", "docker.io", "vllm/vllm-openai", "v0.9.0", "", ""},
-		{"[::1]:5000/m/vllm:1", "[::1]:5000", "m/vllm", "1", "", ""},
-	} {
-		img, err := ParseImage(tc.ref)
-		if err != nil {
-			t.Errorf("%s: %v", tc.ref, err)
-			continue
-		}
-		if img.Registry != tc.registry || img.Repository != tc.repo || img.Tag != tc.tag || img.Digest != tc.dig {
-			t.Errorf("%s: got %+v", tc.ref, img)
-		}
-		if tc.purl != "" && img.PURL("") != tc.purl {
-			t.Errorf("%s: purl %s, want %s", tc.ref, img.PURL(""), tc.purl)
-		}
-	}
-	for _, bad := range []string{"", "  ", "${VERSION}", "nvcr.io/nvidia/ai-dynamo/vllm-runtime:${VERSION}", "<image>", "REPLACE_MODEL_SERVER_IMAGE",
-		"a b", "x@sha256:zz", "Upper", "repo:", ":tag", "a//b", "-lead", "x:" + strings.Repeat("t", 200),
-		// Found by FuzzParseImage: its first segment has a dot, so it names a
-		// registry, but no valid one; the reference library left it empty.
-		"0.0_0/0", "a.b_c/d:1", "x_y.z/w"} {
-		if img, err := ParseImage(bad); err == nil || !errors.Is(err, ErrUnresolvedImage) {
-			t.Errorf("%q parsed as %+v (err %v)", bad, img, err)
-		}
-	}
-}
-
-func TestVersion(t *testing.T) {
-	for in, want := range map[string]string{
-		"v0.8.5": "0.8.5", "0.8.0": "0.8.0", "1.12": "1.12", "23.10-py3": "23.10", "24.07-trtllm-python-py3": "24.07",
-		"v0.19.1": "0.19.1", "0.8.5rc1": "0.8.5rc1", "latest": "", "main": "", "my-tag": "", "${VERSION}": "",
-		"2025-05-05-v1": "", "2024.05.01": "", "3": "", "": "", "1..2": "", "1.": "", "replace": "",
-	} {
-		if got := Version(in); got != want {
-			t.Errorf("Version(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 func flagsOf(inv Invocation) map[string]string {
 	m := map[string]string{}
@@ -170,4 +114,43 @@ func TestParseArgsShellDoubleDash(t *testing.T) {
 	if len(invs) != 2 || invs[1].Program != "vllm" || len(invs[1].Positionals) < 2 || invs[1].Positionals[1].Text != "Qwen/Qwen2.5-Coder-7B-Instruct" {
 		t.Fatalf("invocations %+v", invs)
 	}
+}
+
+func FuzzParseArgs(f *testing.F) {
+	seeds := []struct{ cmd, args string }{
+		{"vllm\x00serve", "Qwen/Qwen3-32B\x00--tp=4\x00--enforce-eager"},
+		{"", "serve\x00Qwen/Qwen3-235B-A22B"},
+		{"sh\x00-c", "bash run.sh leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server --model m --tensor-parallel-size 8"},
+		{"/bin/bash\x00-exc", "set -x\npython -m vllm.entrypoints.openai.api_server \\\n --model ${MODEL_ID} 2>&1 | tee log"},
+		{"python3\x00-m\x00dynamo.vllm", "--model\x00Qwen/Qwen3-0.6B\x00--is-decode-worker"},
+		{"sh\x00-c", "echo 'unterminated"},
+		{"sh\x00-c", "a $(b ${c \"d; `e"},
+		{"", "--kv-transfer-config\x00{\"kv_role\":\"kv_producer\"}"},
+	}
+	for _, s := range seeds {
+		f.Add(s.cmd, s.args)
+	}
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, "\x00")
+	}
+	f.Fuzz(func(t *testing.T, cmd, args string) {
+		c, a := split(cmd), split(args)
+		invs := ParseArgsWith(c, a, ParseOptions{Env: map[string]string{"MODEL_ID": "org/m", "X": "$(X)"}, Booleans: map[string]bool{"--enforce-eager": true}})
+		n := len(c) + len(a)
+		for _, inv := range invs {
+			for _, w := range inv.Words {
+				if w.Src < 0 || w.Src >= n {
+					t.Fatalf("word %q has src %d of %d", w.Text, w.Src, n)
+				}
+			}
+			for _, fl := range inv.Flags {
+				if !strings.HasPrefix(fl.Name, "-") || fl.Src < 0 || fl.Src >= n {
+					t.Fatalf("bad flag %+v", fl)
+				}
+			}
+		}
+	})
 }

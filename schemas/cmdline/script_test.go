@@ -1,4 +1,4 @@
-package transformer
+package cmdline
 
 import (
 	"reflect"
@@ -72,48 +72,7 @@ func TestShellSplit(t *testing.T) {
 	}
 }
 
-// FuzzParseArgsMemo: parseArgs taking its scripts from a Renderer's memo
-// gives what ParseArgsWith gives, the first time and the next.
-func FuzzParseArgsMemo(f *testing.F) {
-	f.Add("sh", "-c", "bash /x.sh leader --ray_cluster_size=$(N); python3 -m vllm.entrypoints.openai.api_server --port 8080 -- --x", "--model=a")
-	f.Add("vllm", "serve", "org/m", "--tensor-parallel-size")
-	f.Add("", "serve", "--flag", "-1")
-	r := newRenderer(f).rules
-	opt := ParseOptions{Env: map[string]string{"N": "2"}, Booleans: map[string]bool{"--enforce-eager": true}}
-	f.Fuzz(func(t *testing.T, a, b, c, d string) {
-		var command, args []string
-		if a != "" {
-			command = []string{a, b}
-		}
-		args = []string{c, d}
-		for round := 0; round < 2; round++ {
-			got := parseArgs(command, args, opt, r.shell)
-			want := ParseArgsWith(command, args, opt)
-			if !sameInvocations(got, want) {
-				t.Fatalf("parseArgs(%q, %q) = %+v, want %+v", command, args, got, want)
-			}
-		}
-	})
-}
-
-// sameInvocations compares invocations, an empty list equal to a nil one.
-func sameInvocations(a, b []Invocation) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Program != y.Program || x.ProgramSrc != y.ProgramSrc || x.Shell != y.Shell ||
-			len(x.Words)+len(y.Words) > 0 && !reflect.DeepEqual(x.Words, y.Words) ||
-			len(x.Flags)+len(y.Flags) > 0 && !reflect.DeepEqual(x.Flags, y.Flags) ||
-			len(x.Positionals)+len(y.Positionals) > 0 && !reflect.DeepEqual(x.Positionals, y.Positionals) {
-			return false
-		}
-	}
-	return true
-}
-
-// shellSplit is parseShell(s).expand(env): the commands of a script.
+// shellSplit is ParseScript(s).Commands(env): the commands of a script.
 func shellSplit(s string, env map[string]string) [][]string {
-	return parseShell(s).expand(env)
+	return ParseScript(s).Commands(env)
 }

@@ -1,7 +1,6 @@
-package transformer
+package cmdline
 
 import (
-	"path"
 	"slices"
 	"strings"
 )
@@ -48,10 +47,11 @@ type ParseOptions struct {
 	Env map[string]string
 	// Booleans lists flags that never take a value.
 	Booleans map[string]bool
+	// Scripts parses a shell script, as ParseScript does; nil is
+	// ParseScript. A caller that reads the same scripts again gives one
+	// that remembers them.
+	Scripts func(src string) *Script
 }
-
-// maxShellDepth bounds `sh -c "sh -c '...'"` nesting.
-const maxShellDepth = 4
 
 // ParseArgs splits a container's command and args into invocations with no env
 // and no known boolean flags. See ParseArgsWith.
@@ -67,16 +67,11 @@ func ParseArgs(command, args []string) []Invocation {
 // while bodies and `exec`), with $VAR, ${VAR} and ${VAR:-default} taken
 // from opt.Env. A script that does not parse contributes nothing.
 func ParseArgsWith(command, args []string, opt ParseOptions) []Invocation {
-	return parseArgs(command, args, opt, parseShell)
-}
-
-// parseArgs is ParseArgsWith taking parsed scripts from shell.
-func parseArgs(command, args []string, opt ParseOptions, shell func(string) *shellScript) []Invocation {
 	n := len(command) + len(args)
 	if n == 0 {
 		return nil
 	}
-	p := argParser{opt: opt, shell: shell}
+	p := newArgParser(opt)
 	words := make([]Word, 0, n)
 	for i, c := range command {
 		words = append(words, Word{Text: expandKube(c, opt.Env), Src: i})
@@ -84,7 +79,7 @@ func parseArgs(command, args []string, opt ParseOptions, shell func(string) *she
 	for j, a := range args {
 		words = append(words, Word{Text: expandKube(a, opt.Env), Src: len(command) + j})
 	}
-	if len(command) == 0 && !shellArgs(args) {
+	if len(command) == 0 && !ShellArgs(args) {
 		p.emit(Invocation{Words: words}, false)
 	} else {
 		p.argv(words, false, 0)
@@ -92,24 +87,41 @@ func parseArgs(command, args []string, opt ParseOptions, shell func(string) *she
 	return p.out
 }
 
-// shellArgs reports args that run a shell script themselves ("sh", "-c",
-// SCRIPT): whatever the image's entrypoint, with none (a model image) or
-// one that runs its arguments, the script is what runs. The collector reads
-// them the same way.
-func shellArgs(args []string) bool {
-	if len(args) < 3 || !isShell(args[0]) {
-		return false
-	}
-	f := args[1]
-	return len(f) >= 2 && f[0] == '-' && f[1] != '-' && strings.IndexByte(f, 'c') > 0
+// ParseScriptFile reads the commands of a shell script as ParseArgsWith
+// reads those of a `sh -c` one: one invocation per simple command, its
+// words read from the element script.Src. It is how a script a container
+// runs from a file (command: [/scripts/start.sh]) is read.
+func ParseScriptFile(script Word, opt ParseOptions) []Invocation {
+	p := newArgParser(opt)
+	p.script(script, 1)
+	return p.out
+}
+
+// ParseWords reads words as the arguments of a program that is not among
+// them (the value of VLLM_ADDITIONAL_ARGS, the args given to an image's
+// entrypoint): an invocation with no Program, its words split into flags
+// and positionals.
+func ParseWords(words []Word, booleans map[string]bool) Invocation {
+	p := argParser{opt: ParseOptions{Booleans: booleans}}
+	p.emit(Invocation{Words: words}, false)
+	return p.out[0]
 }
 
 // argParser splits argvs into invocations.
 type argParser struct {
 	opt   ParseOptions
 	out   []Invocation
-	shell func(string) *shellScript // parses a script
-	bg    bool                      // the command being read runs in the background
+	shell func(string) *Script // parses a script
+	bg    bool                 // the command being read runs in the background
+}
+
+// newArgParser is an argParser for opt.
+func newArgParser(opt ParseOptions) argParser {
+	p := argParser{opt: opt, shell: opt.Scripts}
+	if p.shell == nil {
+		p.shell = ParseScript
+	}
+	return p
 }
 
 // argv handles one argv: strips assignments and wrappers, recurses into shell
@@ -122,20 +134,10 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 		return
 	}
 	prog := words[0]
-	if isShell(prog.Text) && depth < maxShellDepth {
-		for i := 1; i < len(words); i++ {
-			t := words[i].Text
-			if len(t) < 2 || t[0] != '-' || strings.HasPrefix(t, "--") {
-				break
-			}
-			if strings.IndexByte(t, 'c') > 0 && i+1 < len(words) {
-				// "--" ends the options: the script is the word after it.
-				if words[i+1].Text == "--" && i+2 < len(words) {
-					i++
-				}
-				p.script(words[i+1], depth)
-				return
-			}
+	if IsShell(prog.Text) && depth < MaxShellDepth {
+		if _, script := shellScript(words, wordText, 1); script >= 0 {
+			p.script(words[script], depth)
+			return
 		}
 	}
 	p.emit(Invocation{Program: prog.Text, ProgramSrc: prog.Src, Words: words[1:]}, shell)
@@ -145,7 +147,7 @@ func (p *argParser) argv(words []Word, shell bool, depth int) {
 // from the element of script.
 func (p *argParser) script(script Word, depth int) {
 	sh := p.shell(script.Text)
-	cmds := sh.expand(p.opt.Env)
+	cmds := sh.Commands(p.opt.Env)
 	n := 0
 	for _, cmd := range cmds {
 		n += len(cmd)
@@ -165,32 +167,20 @@ func (p *argParser) script(script Word, depth int) {
 }
 
 // skipWord reports words that precede the real program: VAR=value
-// assignments, exec/env/nohup wrappers and shell keywords.
+// assignments, wrappers and shell keywords. A parsed script never has a
+// keyword there (if, then, do are its syntax): only a command line whose
+// first word is one skips it.
 func skipWord(t string) bool {
 	switch t {
-	case "exec", "env", "nohup", "time", "then", "do", "else", "elif", "if", "while", "until", "!", "{", "(":
+	case "then", "do", "else", "elif", "if", "while", "until", "!", "{", "(":
 		return true
 	}
-	if i := strings.IndexByte(t, '='); i > 0 && t[0] != '-' {
-		for k := 0; k < i; k++ {
-			c := t[k]
-			if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || k > 0 && '0' <= c && c <= '9') {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	_, _, assign := Assignment(t)
+	return assign || IsWrapper(t)
 }
 
-// isShell reports a program that is a POSIX shell.
-func isShell(prog string) bool {
-	switch path.Base(prog) {
-	case "sh", "bash", "ash", "dash", "zsh", "ksh":
-		return true
-	}
-	return false
-}
+// wordText is the text of w.
+func wordText(w Word) string { return w.Text }
 
 // emit adds an invocation, its words split into flags and positionals.
 func (p *argParser) emit(inv Invocation, shell bool) {
@@ -199,7 +189,7 @@ func (p *argParser) emit(inv Invocation, shell bool) {
 	// Size the lists first: one allocation each.
 	nf := 0
 	for _, w := range ws {
-		if isFlag(w.Text) {
+		if IsFlag(w.Text) {
 			nf++
 		}
 	}
@@ -209,38 +199,19 @@ func (p *argParser) emit(inv Invocation, shell bool) {
 	if len(ws) > nf {
 		inv.Positionals = make([]Word, 0, len(ws)-nf)
 	}
-	for i := 0; i < len(ws); i++ {
-		t := ws[i].Text
-		if t == "--" {
-			inv.Positionals = append(inv.Positionals, ws[i+1:]...)
-			break
-		}
-		if !isFlag(t) {
-			inv.Positionals = append(inv.Positionals, ws[i])
-			continue
-		}
-		f := Flag{Src: ws[i].Src}
-		if name, val, ok := strings.Cut(t, "="); ok {
-			f.Name, f.Value, f.HasValue, f.ValueSrc = name, val, true, ws[i].Src
-		} else {
-			f.Name = t
-			if i+1 < len(ws) && !p.opt.Booleans[t] && !isFlag(ws[i+1].Text) {
-				f.Value, f.HasValue, f.ValueSrc = ws[i+1].Text, true, ws[i+1].Src
-				i++
+	for a := range args(ws, wordText, p.opt.Booleans) {
+		switch a.Kind {
+		case ArgPositional, ArgOperand:
+			inv.Positionals = append(inv.Positionals, ws[a.At])
+		case ArgFlag:
+			f := Flag{Name: a.Name, Src: ws[a.At].Src}
+			if a.ValueAt >= 0 {
+				f.Value, f.HasValue, f.ValueSrc = a.Value, true, ws[a.ValueAt].Src
 			}
+			inv.Flags = append(inv.Flags, f)
 		}
-		inv.Flags = append(inv.Flags, f)
 	}
 	p.out = append(p.out, inv)
-}
-
-// isFlag: starts with "-", is not "-" alone and is not a negative number.
-func isFlag(t string) bool {
-	if len(t) < 2 || t[0] != '-' {
-		return false
-	}
-	c := t[1]
-	return !(c >= '0' && c <= '9' || c == '.')
 }
 
 // expandKube applies the kubelet's $(VAR) expansion: $(VAR) becomes the value
@@ -299,22 +270,4 @@ func window(s string) string {
 		return s[:maxName]
 	}
 	return s
-}
-
-// unresolvedRef reports a value still holding a variable reference.
-func unresolvedRef(s string) bool {
-	return strings.Contains(s, "$(") || strings.Contains(s, "${") || (strings.IndexByte(s, '$') >= 0 && dollarName(s))
-}
-
-// dollarName reports a $ followed by the start of a shell variable name.
-func dollarName(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '$' {
-			c := s[i+1]
-			if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' {
-				return true
-			}
-		}
-	}
-	return false
 }

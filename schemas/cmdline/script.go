@@ -1,16 +1,18 @@
-package transformer
+package cmdline
 
 import (
+	"fmt"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// shellScript is a script parsed by mvdan.cc/sh: its simple commands in
-// source order, each a list of words. The parse does not depend on the env,
-// so a Renderer caches it by the script's text and expands variables on
-// every render.
-type shellScript struct {
+// Script is a shell script parsed by mvdan.cc/sh: its simple commands in
+// source order, each a list of words. The parse does not depend on the
+// env, so a caller that reads a script often (the transformer's Renderer)
+// keeps it by the script's text and expands variables on every read; a
+// Script is never modified once parsed and is safe for concurrent use.
+type Script struct {
 	cmds [][]shellWord
 	// bg says, for each command, that it runs in the background of the
 	// script (cmd &, or inside a backgrounded list).
@@ -35,13 +37,25 @@ type wordPart struct {
 	raw    string // the parameter as written, kept when it has no value
 }
 
-// parseShell parses a script; one that does not parse has no commands.
-func parseShell(src string) *shellScript {
-	s := &shellScript{}
+// ParseShell parses a script with the grammar of bash, the one grammar
+// bomstream reads scripts with: ParseScript for detection, and the
+// collector's redaction, which rewrites the syntax tree and prints it back.
+func ParseShell(src string) (*syntax.File, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return nil, fmt.Errorf("parse shell script: %w", err)
+	}
+	return f, nil
+}
+
+// ParseScript parses a script with the grammar of bash; one that does not
+// parse has no commands.
+func ParseScript(src string) *Script {
+	s := &Script{}
 	if strings.TrimSpace(src) == "" {
 		return s
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := ParseShell(src)
 	if err != nil {
 		return s
 	}
@@ -80,7 +94,7 @@ func parseShell(src string) *shellScript {
 }
 
 // readsParams reports whether some word of the script reads a parameter.
-func (s *shellScript) readsParams() bool {
+func (s *Script) readsParams() bool {
 	for _, cmd := range s.cmds {
 		for _, w := range cmd {
 			for _, p := range w {
@@ -110,7 +124,7 @@ func convertWord(w *syntax.Word, src string) shellWord {
 			case *syntax.ParamExp:
 				out = append(out, paramPart(x, src))
 			default:
-				out = append(out, wordPart{lit: sourceOf(p, src)})
+				out = append(out, wordPart{lit: Source(p, src)})
 			}
 		}
 	}
@@ -121,7 +135,7 @@ func convertWord(w *syntax.Word, src string) shellWord {
 // paramPart reads $name, ${name} and ${name:-def}; any other parameter
 // expansion is kept as written.
 func paramPart(x *syntax.ParamExp, src string) wordPart {
-	raw := sourceOf(x, src)
+	raw := Source(x, src)
 	if x.Param == nil || x.Excl || x.Length || x.Width || x.IsSet || x.Flags != nil || x.NestedParam != nil ||
 		x.Index != nil || len(x.Modifiers) > 0 || x.Slice != nil || x.Repl != nil || x.Names != 0 {
 		return wordPart{lit: raw}
@@ -172,8 +186,9 @@ func unescape(s string, quoted bool) string {
 	return b.String()
 }
 
-// sourceOf is the text of a node as written in src.
-func sourceOf(n syntax.Node, src string) string {
+// Source is the text of n, a node of the script src, as written there;
+// "" when n's position lies outside src.
+func Source(n syntax.Node, src string) string {
 	s, e := int(n.Pos().Offset()), int(n.End().Offset())
 	if s < 0 || e > len(src) || s > e {
 		return ""
@@ -181,20 +196,20 @@ func sourceOf(n syntax.Node, src string) string {
 	return src[s:e]
 }
 
-// expand returns the script's commands as words, with parameters replaced by
-// their env values: $name when set, ${name} when set and not empty,
-// ${name:-def} else def; an unknown parameter stays as written. The words
-// of a script that reads no parameter are shared: callers must not modify
-// them.
-func (s *shellScript) expand(env map[string]string) [][]string {
+// Commands returns the script's commands as words, with parameters
+// replaced by their env values: $name when set, ${name} when set and not
+// empty, ${name:-def} else def; an unknown parameter stays as written. The
+// words of a script that reads no parameter are shared: callers must not
+// modify them.
+func (s *Script) Commands(env map[string]string) [][]string {
 	if s.fixed != nil {
 		return s.fixed
 	}
 	return s.expandWords(env)
 }
 
-// expandWords is expand, making new words.
-func (s *shellScript) expandWords(env map[string]string) [][]string {
+// expandWords is Commands, making new words.
+func (s *Script) expandWords(env map[string]string) [][]string {
 	if len(s.cmds) == 0 {
 		return nil
 	}
@@ -209,7 +224,7 @@ func (s *shellScript) expandWords(env map[string]string) [][]string {
 	return out
 }
 
-// expand is the word with its parameters replaced (see shellScript.expand).
+// expand is the word with its parameters replaced (see Script.Commands).
 func (w shellWord) expand(env map[string]string) string {
 	if len(w) == 1 && !w[0].param {
 		return w[0].lit
