@@ -87,7 +87,7 @@ lint:
 
 fuzz:
 	$(FUZZ) -fuzz '^FuzzParseImage$$' ./transformer/
-	$(FUZZ) -fuzz '^FuzzParseArgs$$' ./transformer/
+	$(FUZZ) -fuzz '^FuzzParseArgs$$' ./schemas/cmdline/
 	$(FUZZ) -fuzz '^FuzzParse$$' ./collector/manifest/
 	$(FUZZ) -fuzz '^FuzzRedactCommand$$' ./collector/
 	$(FUZZ) -fuzz '^FuzzRedactText$$' ./schemas/
