@@ -62,7 +62,7 @@ func decode(data []byte, into any, withLines bool) (Lines, error) {
 	if len(root.Content) == 0 {
 		return Lines{}, nil // an empty document
 	}
-	w := walker{withLines: withLines, lines: Lines{}, paths: map[int]string{}}
+	w := walker{withLines: withLines, lines: Lines{}, paths: map[int]string{}, values: map[int][]value{}}
 	w.walk(root.Content[0], reflect.TypeOf(into), "")
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(len(w.errs) == 0) // unknown keys are reported above, with their path
@@ -78,7 +78,15 @@ type walker struct {
 	withLines bool
 	lines     Lines
 	paths     map[int]string // the path of the last key on a line, for type errors
+	values    map[int][]value
 	errs      []error
+}
+
+// value is a value node and its path: type errors name only a line, and a
+// line may hold several values ({replicas: x, interval: y}).
+type value struct {
+	path string
+	node *yaml.Node
 }
 
 var (
@@ -90,6 +98,9 @@ var (
 func (w *walker) walk(node *yaml.Node, t reflect.Type, path string) {
 	if node.Kind == yaml.AliasNode && node.Alias != nil {
 		node = node.Alias
+	}
+	if path != "" {
+		w.values[node.Line] = append(w.values[node.Line], value{path, node})
 	}
 	if t == nil || t == nodeType || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return
@@ -206,9 +217,12 @@ func join(path, key string) string {
 }
 
 var (
-	yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
-	goType   = regexp.MustCompile(`into [A-Za-z0-9_.\[\]*]+\.([A-Za-z0-9_]+)`)
-	tagWords = strings.NewReplacer("!!str", "the text", "!!int", "the number", "!!float", "the number",
+	yamlLine  = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlValue = regexp.MustCompile("^cannot unmarshal (!![a-z]+)(?: `([^`]*)`)? into ")
+	goList    = regexp.MustCompile(`into \[\][^ ]+`)
+	goMap     = regexp.MustCompile(`into map\[[^ ]+`)
+	goType    = regexp.MustCompile(`into [A-Za-z0-9_.*]+\.([A-Za-z0-9_]+)`)
+	tagWords  = strings.NewReplacer("!!str", "the text", "!!int", "the number", "!!float", "the number",
 		"!!bool", "the boolean", "!!map", "a mapping", "!!seq", "a list", "!!null", "nothing")
 )
 
@@ -228,8 +242,10 @@ func (w *walker) typeErrors(err error) []error {
 			continue
 		}
 		line, _ := strconv.Atoi(m[1])
-		msg := goType.ReplaceAllString(tagWords.Replace(m[2]), "into a $1")
-		p := w.paths[line]
+		p := w.pathOf(line, m[2])
+		msg := goList.ReplaceAllString(m[2], "into a list")
+		msg = goMap.ReplaceAllString(msg, "into a mapping")
+		msg = goType.ReplaceAllString(tagWords.Replace(msg), "into a $1")
 		switch {
 		case w.withLines && p != "":
 			errs = append(errs, fmt.Errorf("line %d: %s: %s", line, p, msg))
@@ -242,4 +258,31 @@ func (w *walker) typeErrors(err error) []error {
 		}
 	}
 	return errs
+}
+
+// pathOf is the path of the value a type error's message (msg, "cannot
+// unmarshal !!str `x` into int") is about, among the values on its line.
+func (w *walker) pathOf(line int, msg string) string {
+	m := yamlValue.FindStringSubmatch(msg)
+	if m == nil {
+		return w.paths[line]
+	}
+	for _, v := range w.values[line] {
+		switch m[1] {
+		case "!!seq":
+			if v.node.Kind == yaml.SequenceNode {
+				return v.path
+			}
+		case "!!map":
+			if v.node.Kind == yaml.MappingNode {
+				return v.path
+			}
+		default:
+			text, cut := strings.CutSuffix(m[2], "...")
+			if v.node.Kind == yaml.ScalarNode && (v.node.Value == text || cut && strings.HasPrefix(v.node.Value, text)) {
+				return v.path
+			}
+		}
+	}
+	return w.paths[line]
 }

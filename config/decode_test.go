@@ -72,6 +72,18 @@ func TestDecodeErrors(t *testing.T) {
 	if strings.Contains(got, "config.") {
 		t.Errorf("error %q names a Go type", got)
 	}
+	// Several values on one line: the error names the one at fault; Go's
+	// types are named in words.
+	_, err = Decode([]byte("stream: {interval: 1s, replicas: x}\nitems: {replicas: 1}\nbyName: [x]\n"), &f)
+	for _, want := range []string{
+		"line 1: stream.replicas: cannot unmarshal the text `x` into int",
+		"line 2: items: cannot unmarshal a mapping into a list",
+		"line 3: byName: cannot unmarshal a list into a mapping",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n%v\nlacks %q", err, want)
+		}
+	}
 	if _, err := Decode([]byte("stream: [\n"), &f); err == nil || !strings.Contains(err.Error(), "line") {
 		t.Errorf("not YAML: %v", err)
 	}
