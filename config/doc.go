@@ -11,5 +11,12 @@
 // them as strictly, naming the path alone. [Lines] gives the line of every
 // key, for the checks a caller makes after decoding.
 //
+// The environment sets what a flag sets. [EnvName] derives a flag's
+// variable: BOMSTREAM_NATS_URL for --nats-url. [FromEnv] marks the flags
+// that configure the process, and [Env.SetFlags] fills those the command
+// line left unset. A setting without a flag is named like one and read with
+// [Env.Lookup]. An old variable name still works as an alias, with a
+// warning. No message ever holds a variable's value, only its name.
+//
 // The package imports nothing of the project, so any stage can use it.
 package config
