@@ -311,7 +311,7 @@ zeta [decode] @spec.pods.zeta
 	}
 
 	for name, tc := range map[string]struct{ content, want string }{
-		"unknown field": {"profiles:\n- group: a\n  kind: B\n  workload: true\n  components:\n  - pth: spec\n", "field pth not found"},
+		"unknown field": {"profiles:\n- group: a\n  kind: B\n  workload: true\n  components:\n  - pth: spec\n", "line 6: profiles[0].components[0].pth: unknown key (known here: containers, "},
 		"bad path":      {"profiles:\n- group: a\n  kind: B\n  workload: true\n  components:\n  - path: spec..x\n    name: n\n", "profiles[0] (a B): components[0].path"},
 		"two sources":   {"profiles:\n- group: a\n  kind: B\n  workload: true\n  components:\n  - path: spec\n    name: n\n    containers:\n    - list: a\n      single: b\n", "components[0].containers[0].list: set exactly one"},
 		"no name":       {"profiles:\n- group: a\n  kind: B\n  workload: true\n  components:\n  - path: spec\n", "components[0].name"},

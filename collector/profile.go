@@ -1,14 +1,11 @@
 package collector
 
 import (
-	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
-	yaml "go.yaml.in/yaml/v3"
+	"github.com/bomstream/bomstream/config"
 )
 
 //go:embed profiles.yaml
@@ -203,10 +200,8 @@ func loadProfiles(file string) (map[gk]*profile, error) {
 }
 
 func addProfiles(into map[gk]*profile, file string, data []byte) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var pf profileFile
-	if err := dec.Decode(&pf); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := config.Decode(data, &pf); err != nil {
 		return fmt.Errorf("load profiles %s: %w", file, err)
 	}
 	seen := map[gk]bool{}

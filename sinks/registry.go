@@ -1,19 +1,16 @@
 package sinks
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"reflect"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
-	"go.yaml.in/yaml/v3"
+
+	"github.com/bomstream/bomstream/config"
 )
 
 // Config is the configuration of one sink type: a struct (used through a
@@ -131,91 +128,12 @@ func (r Registry) New(ctx context.Context, typ, name string, cfg Config, deps De
 }
 
 // DecodeConfig decodes raw into the struct pointed to by into, using its
-// yaml tags. It is strict: a key that names no field is an error naming the
-// key and the known ones. A nil raw leaves into untouched.
+// yaml tags, with config.DecodeValue. It is strict: a key that names no
+// field is an error naming the key and the known ones, and a value of the
+// wrong type one naming its path. A nil raw leaves into untouched.
 func DecodeConfig(raw map[string]any, into any) error {
 	if raw == nil {
 		return nil
 	}
-	if err := knownKeys(raw, into); err != nil {
-		return err
-	}
-	b, err := yaml.Marshal(raw)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(into); err != nil {
-		return fmt.Errorf("config: %s", yamlMessage(err))
-	}
-	return nil
-}
-
-// knownKeys reports the first-level keys of raw that name no field of the
-// struct into points to, with the keys it knows, in words a user reads.
-func knownKeys(raw map[string]any, into any) error {
-	t := reflect.TypeOf(into)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	known := map[string]bool{}
-	fieldNames(t, known)
-	names := make([]string, 0, len(known))
-	for n := range known {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var errs []error
-	var keys []string
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if !known[k] {
-			errs = append(errs, fmt.Errorf("unknown key %q (known: %s)", k, strings.Join(names, ", ")))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// fieldNames adds the YAML keys of struct type t to known, following
-// `yaml:",inline"` fields.
-func fieldNames(t reflect.Type, known map[string]bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		parts := strings.Split(f.Tag.Get("yaml"), ",")
-		if slices.Contains(parts[1:], "inline") {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				fieldNames(ft, known)
-			}
-			continue
-		}
-		if parts[0] == "-" || !f.IsExported() {
-			continue
-		}
-		name := parts[0]
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		known[name] = true
-	}
-}
-
-// yamlMessage turns a yaml.v3 type error into the lines it lists, without
-// Go type names' package paths.
-func yamlMessage(err error) string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return strings.Join(te.Errors, "; ")
-	}
-	return err.Error()
+	return config.DecodeValue(raw, into)
 }

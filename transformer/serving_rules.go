@@ -16,48 +16,48 @@ import (
 // replaces the threshold and the weights it names and appends to the
 // lists.
 type ServingRules struct {
-	Threshold float64            `json:"threshold,omitempty"`
-	Weights   map[string]float64 `json:"weights,omitempty"`
+	Threshold float64            `json:"threshold,omitempty" yaml:"threshold"`
+	Weights   map[string]float64 `json:"weights,omitempty" yaml:"weights"`
 	// Kinds serve by construction: their operator runs a model server.
-	Kinds []string `json:"kinds,omitempty"`
+	Kinds []string `json:"kinds,omitempty" yaml:"kinds"`
 	// OneShotKinds run to completion (Job, CronJob).
-	OneShotKinds []string `json:"oneShotKinds,omitempty"`
+	OneShotKinds []string `json:"oneShotKinds,omitempty" yaml:"oneShotKinds"`
 	// Probes are the HTTP probe paths of model servers (/v1/models,
 	// /v2/health/ready), and HealthProbes generic ones (/health).
-	Probes       []string `json:"probes,omitempty"`
-	HealthProbes []string `json:"healthProbes,omitempty"`
+	Probes       []string `json:"probes,omitempty" yaml:"probes"`
+	HealthProbes []string `json:"healthProbes,omitempty" yaml:"healthProbes"`
 	// Accelerators match Container.Accelerators entries.
-	Accelerators []string `json:"accelerators,omitempty"`
+	Accelerators []string `json:"accelerators,omitempty" yaml:"accelerators"`
 	// Labels are pod label keys whose values name an engine.
-	Labels []string `json:"labels,omitempty"`
+	Labels []string `json:"labels,omitempty" yaml:"labels"`
 	// Launch patterns (matched like runtimes' commands) of programs that
 	// run a server of no engine in particular (python serve.py, uvicorn),
 	// sleep, act as clients or benchmarks, convert models, or train.
-	Servers  []string `json:"servers,omitempty"`
-	Idle     []string `json:"idle,omitempty"`
-	Clients  []string `json:"clients,omitempty"`
-	Convert  []string `json:"convert,omitempty"`
-	Training []string `json:"training,omitempty"`
+	Servers  []string `json:"servers,omitempty" yaml:"servers"`
+	Idle     []string `json:"idle,omitempty" yaml:"idle"`
+	Clients  []string `json:"clients,omitempty" yaml:"clients"`
+	Convert  []string `json:"convert,omitempty" yaml:"convert"`
+	Training []string `json:"training,omitempty" yaml:"training"`
 	// ClientImages match "<registry>/<repository>:<tag>" of client, SDK
 	// and benchmark images.
-	ClientImages []string `json:"clientImages,omitempty"`
+	ClientImages []string `json:"clientImages,omitempty" yaml:"clientImages"`
 	// NotEngineWords, a word of an image's own name, say that the engine
 	// word beside them names what it fronts, not what it runs
 	// (sglang-router, vllm-gateway, tgi-exporter).
-	NotEngineWords []string `json:"notEngineWords,omitempty"`
+	NotEngineWords []string `json:"notEngineWords,omitempty" yaml:"notEngineWords"`
 	// Utilities are launch patterns, matched against a command or the args
 	// given to an image's entrypoint, of an engine image's own tools that
 	// fetch or list models rather than serve (NIM's download-to-cache).
-	Utilities []string `json:"utilities,omitempty"`
+	Utilities []string `json:"utilities,omitempty" yaml:"utilities"`
 	// EngineFields are kind fields whose value names an engine in words
 	// of its own (an operator's backend: vLLMDisaggregated, TRITON_SERVER):
 	// matched against the runtimes' names and words, inferred. VersionField
 	// beside one gives its version.
-	EngineFields []string `json:"engineFields,omitempty"`
-	VersionField string   `json:"versionField,omitempty"`
+	EngineFields []string `json:"engineFields,omitempty" yaml:"engineFields"`
+	VersionField string   `json:"versionField,omitempty" yaml:"versionField"`
 	// AcceleratorFields are kind fields asking for accelerators (a CR's
 	// gpu: 1), read of a workload with no container of its own.
-	AcceleratorFields []string `json:"acceleratorFields,omitempty"`
+	AcceleratorFields []string `json:"acceleratorFields,omitempty" yaml:"acceleratorFields"`
 }
 
 // Signals, by name. Each is found per container, once.

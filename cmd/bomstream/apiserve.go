@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/findings"
@@ -37,6 +38,7 @@ var apiFlags = []struct {
 func bindAPI(cmd *cobra.Command) {
 	for _, f := range apiFlags {
 		cmd.Flags().String(f.name, "", f.usage)
+		config.FromEnv(cmd.Flags(), f.name)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -45,22 +46,23 @@ func (c *common) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.httpListen, "http-listen", "", "address of /metrics, /healthz and /readyz, e.g. :9090 (env BOMSTREAM_HTTP_LISTEN)")
 	f.StringVar(&c.logLevel, "log-level", "", "debug, info, warn or error (env BOMSTREAM_LOG_LEVEL)")
 	f.StringVar(&c.logFormat, "log-format", "", "console or json (env BOMSTREAM_LOG_FORMAT)")
+	config.FromEnv(f, "config", "cluster", "nats-url", "nats-creds", "data-dir", "nats-listen", "http-listen", "log-level", "log-format")
 }
 
 // load builds the Config: defaults, then the file, then the environment, then
 // the flags that were set, then extra (command-specific flags).
 func (c *common) load(cmd *cobra.Command, getenv func(string) string, extra func(*Config)) (Config, error) {
 	cfg := defaultConfig()
-	file := c.configFile
-	if file == "" {
-		file = getenv("BOMSTREAM_CONFIG")
+	env := config.Env{Getenv: getenv, Warn: func(w string) { fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w) }}
+	if err := env.SetFlags(cmd.Flags()); err != nil { // BOMSTREAM_NATS_URL sets an unset --nats-url
+		return cfg, err
 	}
-	if file != "" {
+	if file := c.configFile; file != "" {
 		if err := loadConfigFile(&cfg, file); err != nil {
 			return cfg, err
 		}
 	}
-	if err := applyEnv(&cfg, getenv); err != nil {
+	if err := applyEnv(&cfg, env); err != nil {
 		return cfg, err
 	}
 	set := func(name string, dst *string, v string) {
@@ -195,6 +197,7 @@ one-command inventory of a cluster.`,
 	c.bind(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVar(&manifests, "manifests", "", "read workloads from this directory of manifests (env BOMSTREAM_MANIFESTS)")
+	config.FromEnv(f, "manifests")
 	f.BoolVar(&once, "once", false, "sync the manifests (or list the cluster) once, drain the pipeline, print a summary and exit")
 	f.DurationVar(&interval, "interval", 2*time.Second, "how often to look for edited manifests")
 	f.StringVar(&sinkDir, "sink-dir", "boms", "directory of the default file sink (when no sink is configured)")

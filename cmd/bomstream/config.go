@@ -12,6 +12,7 @@ import (
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
@@ -109,45 +110,37 @@ func defaultSinks() []SinkConfig {
 	return []SinkConfig{{Name: "file", Type: "file", Config: map[string]any{"dir": "boms"}}}
 }
 
-// applyEnv reads the BOMSTREAM_* variables the environment sets.
-func applyEnv(c *Config, getenv func(string) string) error {
+// applyEnv reads the settings no flag sets, each from the variable a flag
+// of its name would have (config.EnvName: BOMSTREAM_NATS_PASSWORD for
+// nats-password): NATS credentials, kept off command lines where ps shows
+// them, the files of rules, profiles and findings rules, and the stream's
+// replicas. Flags read their own variables (config.Env.SetFlags).
+func applyEnv(c *Config, env config.Env) error {
 	str := map[string]*string{
-		"BOMSTREAM_CLUSTER":       &c.Cluster,
-		"BOMSTREAM_NATS_URL":      &c.Stream.URL,
-		"BOMSTREAM_NATS_CREDS":    &c.Stream.CredsFile,
-		"BOMSTREAM_NATS_NKEY":     &c.Stream.NKeyFile,
-		"BOMSTREAM_NATS_USER":     &c.Stream.User,
-		"BOMSTREAM_NATS_PASSWORD": &c.Stream.Password,
-		"BOMSTREAM_NATS_TOKEN":    &c.Stream.Token,
-		"BOMSTREAM_NATS_TLS_CA":   &c.Stream.TLSCA,
-		"BOMSTREAM_NATS_TLS_CERT": &c.Stream.TLSCert,
-		"BOMSTREAM_NATS_TLS_KEY":  &c.Stream.TLSKey,
-		"BOMSTREAM_DATA_DIR":      &c.Stream.DataDir,
-		"BOMSTREAM_NATS_LISTEN":   &c.Stream.Listen,
+		"nats-nkey":     &c.Stream.NKeyFile,
+		"nats-user":     &c.Stream.User,
+		"nats-password": &c.Stream.Password,
+		"nats-token":    &c.Stream.Token,
+		"nats-tls-ca":   &c.Stream.TLSCA,
+		"nats-tls-cert": &c.Stream.TLSCert,
+		"nats-tls-key":  &c.Stream.TLSKey,
 		// Credentials of the embedded server's listener.
-		"BOMSTREAM_NATS_LISTEN_TOKEN":    &c.Stream.ListenAuth.Token,
-		"BOMSTREAM_NATS_LISTEN_USER":     &c.Stream.ListenAuth.User,
-		"BOMSTREAM_NATS_LISTEN_PASSWORD": &c.Stream.ListenAuth.Password,
-		"BOMSTREAM_MANIFESTS":            &c.Manifests.Dir,
-		"BOMSTREAM_HTTP_LISTEN":          &c.HTTP.Listen,
-		"BOMSTREAM_API_LISTEN":           &c.API.Listen,
-		"BOMSTREAM_API_TOKEN_FILE":       &c.API.TokenFile,
-		"BOMSTREAM_API_CLIENT_CA":        &c.API.ClientCA,
-		"BOMSTREAM_LOG_LEVEL":            &c.Log.Level,
-		"BOMSTREAM_LOG_FORMAT":           &c.Log.Format,
-		"BOMSTREAM_RULES":                &c.Transformer.RulesFile,
-		"BOMSTREAM_PROFILES":             &c.Collector.ProfilesFile,
-		"BOMSTREAM_FINDINGS_RULES":       &c.Findings.RulesFile,
+		"nats-listen-token":    &c.Stream.ListenAuth.Token,
+		"nats-listen-user":     &c.Stream.ListenAuth.User,
+		"nats-listen-password": &c.Stream.ListenAuth.Password,
+		"rules":                &c.Transformer.RulesFile,
+		"profiles":             &c.Collector.ProfilesFile,
+		"findings-rules":       &c.Findings.RulesFile,
 	}
-	for k, p := range str {
-		if v := getenv(k); v != "" {
+	for name, p := range str {
+		if v, ok := env.Lookup(name); ok {
 			*p = v
 		}
 	}
-	if v := getenv("BOMSTREAM_STREAM_REPLICAS"); v != "" {
+	if v, ok := env.Lookup("stream-replicas"); ok {
 		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("BOMSTREAM_STREAM_REPLICAS: %w", err)
+		if err != nil { // not wrapped: strconv's error quotes the value
+			return fmt.Errorf("%s: not a whole number", config.EnvName("stream-replicas"))
 		}
 		c.Stream.Replicas = n
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bomstream/bomstream/inventory/api"
 )
 
 // loadWith parses args like a pipeline command and returns the Config that
@@ -294,5 +296,78 @@ sinks:
 	}
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Fatal("the data directory was created although the HTTP address was busy")
+	}
+}
+
+// Every variable that set a flag's setting before the variables were
+// derived from the flags still sets it, under the name config.EnvName
+// derives (BOMSTREAM_MANIFESTS: TestConfigPrecedenceRun); so does each
+// variable of a setting no flag sets. A bad value is named by its variable,
+// never quoted.
+func TestConfigEnvDerivedFromFlags(t *testing.T) {
+	var (
+		c   common
+		cfg Config
+		err error
+	)
+	load := func(vars map[string]string) api.Config {
+		t.Helper()
+		cmd := &cobra.Command{Use: "x", SilenceUsage: true, SilenceErrors: true, RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err = c.load(cmd, func(k string) string { return vars[k] }, nil)
+			cfg.API = apiConfig(cmd, cfg.API)
+			return nil
+		}}
+		c = common{}
+		c.bind(cmd.Flags())
+		bindAPI(cmd)
+		cmd.SetArgs(nil)
+		if xerr := cmd.Execute(); xerr != nil {
+			t.Fatal(xerr)
+		}
+		return cfg.API
+	}
+	file := filepath.Join(t.TempDir(), "bomstream.yaml")
+	writeFile(t, file, "collector: {defaultNamespace: from-file}\n")
+	for flag, field := range map[string]func(Config) string{
+		"config":         func(c Config) string { return map[bool]string{true: file}[c.Collector.DefaultNamespace == "from-file"] },
+		"cluster":        func(c Config) string { return c.Cluster },
+		"nats-url":       func(c Config) string { return c.Stream.URL },
+		"nats-creds":     func(c Config) string { return c.Stream.CredsFile },
+		"data-dir":       func(c Config) string { return c.Stream.DataDir },
+		"nats-listen":    func(c Config) string { return c.Stream.Listen },
+		"http-listen":    func(c Config) string { return c.HTTP.Listen },
+		"log-level":      func(c Config) string { return c.Log.Level },
+		"log-format":     func(c Config) string { return c.Log.Format },
+		"api-listen":     func(c Config) string { return c.API.Listen },
+		"api-token-file": func(c Config) string { return c.API.TokenFile },
+		"api-client-ca":  func(c Config) string { return c.API.ClientCA },
+		// Settings without a flag.
+		"nats-nkey":            func(c Config) string { return c.Stream.NKeyFile },
+		"nats-user":            func(c Config) string { return c.Stream.User },
+		"nats-password":        func(c Config) string { return c.Stream.Password },
+		"nats-token":           func(c Config) string { return c.Stream.Token },
+		"nats-tls-ca":          func(c Config) string { return c.Stream.TLSCA },
+		"nats-tls-cert":        func(c Config) string { return c.Stream.TLSCert },
+		"nats-tls-key":         func(c Config) string { return c.Stream.TLSKey },
+		"nats-listen-token":    func(c Config) string { return c.Stream.ListenAuth.Token },
+		"nats-listen-user":     func(c Config) string { return c.Stream.ListenAuth.User },
+		"nats-listen-password": func(c Config) string { return c.Stream.ListenAuth.Password },
+		"rules":                func(c Config) string { return c.Transformer.RulesFile },
+		"profiles":             func(c Config) string { return c.Collector.ProfilesFile },
+		"findings-rules":       func(c Config) string { return c.Findings.RulesFile },
+		"stream-replicas":      func(c Config) string { return fmt.Sprint(c.Stream.Replicas) },
+	} {
+		name, value := "BOMSTREAM_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_")), "3"
+		if flag == "config" {
+			value = file
+		}
+		load(map[string]string{name: value})
+		if err != nil || field(cfg) != value {
+			t.Errorf("%s=%s: %s is %q (%v)", name, value, flag, field(cfg), err)
+		}
+	}
+	load(map[string]string{"BOMSTREAM_STREAM_REPLICAS": "s3cret", "BOMSTREAM_NATS_URL": "x"})
+	if err == nil || !strings.Contains(err.Error(), "BOMSTREAM_STREAM_REPLICAS") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a bad BOMSTREAM_STREAM_REPLICAS: %v", err)
 	}
 }

@@ -1,17 +1,38 @@
 package findings
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/schemas"
 )
+
+// ruleFile is the YAML shape of a findings rules file, decoded by
+// config.Decode.
+type ruleFile struct {
+	Rules []ruleSpec `yaml:"rules"`
+}
+
+// ruleSpec is one rule as written: every check's parameters, and in Other
+// the keys no check takes, which parseRule reports with the check's own.
+type ruleSpec struct {
+	ID            string            `yaml:"id"`
+	Check         string            `yaml:"check"`
+	Severity      string            `yaml:"severity"`
+	Enabled       *bool             `yaml:"enabled"`
+	Organisations []string          `yaml:"organisations"`
+	Registries    []string          `yaml:"registries"`
+	Minimum       map[string]string `yaml:"minimum"`
+	Deny          []string          `yaml:"deny"`
+	Other         map[string]any    `yaml:",inline"`
+}
 
 // ParseRules reads a rules file's bytes; source names it in errors. Every
 // problem is reported, each naming the file, the rule (its id, its index
@@ -23,39 +44,34 @@ func ParseRules(source string, b []byte, match VersionMatcher) (*Rules, error) {
 		match = defaultMatcher()
 	}
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("findings rules file %s: %s", source, fmt.Sprintf(format, a...))
+		return fmt.Errorf("findings rules file %s: "+format, append([]any{source}, a...)...)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fail("%v", err)
+	var file ruleFile
+	lines, err := config.Decode(b, &file)
+	if lines == nil {
+		return nil, fail("%w", err) // not YAML
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, fail("not a mapping with a rules list")
-	}
-	root := doc.Content[0]
-	var list *yaml.Node
 	var errs []error
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if k := root.Content[i]; k.Value == "rules" {
-			list = root.Content[i+1]
-		} else {
-			errs = append(errs, fail("line %d: unknown field %q (known: rules)", k.Line, k.Value))
+	if err != nil {
+		for _, e := range unjoin(err) {
+			errs = append(errs, fail("%w", e))
 		}
 	}
-	if list == nil || list.Kind != yaml.SequenceNode {
+	if _, ok := lines["rules"]; !ok {
 		return nil, errors.Join(append(errs, fail("no rules list"))...)
 	}
 	rules := &Rules{Source: source, match: match}
 	seen := map[string]int{}
-	for i, n := range list.Content {
-		r, enabled, ferrs := parseRule(n, match)
-		name := fmt.Sprintf("rule %q (rules[%d], line %d)", r.ID, i, n.Line)
+	for i, spec := range file.Rules {
+		at := fmt.Sprintf("rules[%d]", i)
+		r, enabled, ferrs := parseRule(spec, at, lines, match)
+		name := fmt.Sprintf("rule %q (%s, line %d)", r.ID, at, lines[at])
 		if prev, dup := seen[r.ID]; dup && r.ID != "" {
 			ferrs = append(ferrs, fmt.Errorf("field id: %q is used by rules[%d] too", r.ID, prev))
 		}
 		seen[r.ID] = i
 		for _, e := range ferrs {
-			errs = append(errs, fail("%s: %v", name, e))
+			errs = append(errs, fail("%s: %w", name, e))
 		}
 		if len(ferrs) == 0 && enabled {
 			rules.List = append(rules.List, r)
@@ -67,133 +83,127 @@ func ParseRules(source string, b []byte, match VersionMatcher) (*Rules, error) {
 	return rules, nil
 }
 
+// unjoin is the errors err joins, or err.
+func unjoin(err error) []error {
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
 var runtimeName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
-// parseRule reads one rule, reporting each field at fault.
-func parseRule(n *yaml.Node, match VersionMatcher) (r Rule, enabled bool, errs []error) {
-	enabled = true
-	bad := func(field string, line int, format string, a ...any) {
+// parseRule checks one rule, the one at path at in lines, reporting each
+// field at fault with its line.
+func parseRule(spec ruleSpec, at string, lines config.Lines, match VersionMatcher) (r Rule, enabled bool, errs []error) {
+	bad := func(field string, format string, a ...any) {
+		line, ok := lines[at+"."+field]
+		if !ok {
+			line = lines[at]
+		}
 		errs = append(errs, fmt.Errorf("field %s (line %d): %s", field, line, fmt.Sprintf(format, a...)))
 	}
-	if n.Kind != yaml.MappingNode {
-		return r, false, []error{errors.New("not a mapping")}
-	}
-	fields := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		fields[n.Content[i].Value] = n.Content[i+1]
-	}
-	r.ID = scalar(fields["id"], "id", bad)
-	r.Check = scalar(fields["check"], "check", bad)
-	r.Severity = scalar(fields["severity"], "severity", bad)
-	if v := fields["enabled"]; v != nil {
-		if err := v.Decode(&enabled); err != nil {
-			bad("enabled", v.Line, "%q is not true or false", v.Value)
-		}
-	}
+	r.ID, r.Check, r.Severity = spec.ID, spec.Check, spec.Severity
+	enabled = spec.Enabled == nil || *spec.Enabled
 	switch {
 	case r.ID == "":
-		bad("id", n.Line, "missing")
+		bad("id", "missing")
 	case !schemas.ValidFindingRule(r.ID):
-		bad("id", fields["id"].Line, "%q is not 1-63 characters of [a-z0-9-]", r.ID)
+		bad("id", "%q is not 1-63 characters of [a-z0-9-]", r.ID)
 	}
 	params, known := checkParams[r.Check]
 	switch {
 	case r.Check == "":
-		bad("check", n.Line, "missing (one of %s)", knownChecks())
+		bad("check", "missing (one of %s)", knownChecks())
 	case !known:
-		bad("check", fields["check"].Line, "%q is not one of %s", r.Check, knownChecks())
+		bad("check", "%q is not one of %s", r.Check, knownChecks())
 	}
 	if r.Severity == "" {
-		bad("severity", n.Line, "missing (one of %s)", strings.Join(Severities, ", "))
+		bad("severity", "missing (one of %s)", strings.Join(Severities, ", "))
 	} else if !ValidSeverity(r.Severity) {
-		bad("severity", fields["severity"].Line, "%q is not one of %s", r.Severity, strings.Join(Severities, ", "))
+		bad("severity", "%q is not one of %s", r.Severity, strings.Join(Severities, ", "))
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		switch k.Value {
-		case "id", "check", "severity", "enabled":
-			continue
-		}
-		if known && !slices.Contains(params, k.Value) {
-			bad(k.Value, k.Line, "unknown for check %s (it takes: %s)", r.Check, orNone(params))
+	if known {
+		for _, k := range paramKeys(spec, at, lines) {
+			if !slices.Contains(params, k) {
+				bad(k, "unknown for check %s (it takes: %s)", r.Check, orNone(params))
+			}
 		}
 	}
-	r.Organisations = globs(fields["organisations"], "organisations", bad)
-	r.Registries = globs(fields["registries"], "registries", bad)
-	r.Deny = strs(fields["deny"], "deny", bad)
+	r.Organisations = globs(spec.Organisations, "organisations", bad)
+	r.Registries = globs(spec.Registries, "registries", bad)
+	r.Deny = strs(spec.Deny, "deny", bad)
 	for i, expr := range r.Deny {
 		if _, err := match("", "", expr); err != nil {
-			bad(fmt.Sprintf("deny[%d]", i), fields["deny"].Content[i].Line, "%v", err)
+			bad(fmt.Sprintf("deny[%d]", i), "%v", err)
 		}
 	}
-	r.Minimum = minimums(fields["minimum"], match, bad)
+	r.Minimum = minimums(spec.Minimum, at, lines, match, bad)
 	r.versions = versionChecks(r.Minimum, r.Deny)
 	return r, enabled, errs
 }
 
-// minimums reads the minimum mapping: runtime name to version.
-func minimums(v *yaml.Node, match VersionMatcher, bad func(string, int, string, ...any)) map[string]string {
-	if v == nil {
+// paramKeys are the keys of the rule at path at beyond id, check,
+// severity and enabled, in the order of the file.
+func paramKeys(spec ruleSpec, at string, lines config.Lines) []string {
+	keys := slices.Collect(maps.Keys(spec.Other))
+	for _, k := range []string{"organisations", "registries", "minimum", "deny"} {
+		if _, ok := lines[at+"."+k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(lines[at+"."+a], lines[at+"."+b]), strings.Compare(a, b))
+	})
+	return keys
+}
+
+// minimums checks the minimum mapping: runtime name to version.
+func minimums(m map[string]string, at string, lines config.Lines, match VersionMatcher, bad func(string, string, ...any)) map[string]string {
+	if m == nil {
 		return nil
 	}
-	if v.Kind != yaml.MappingNode {
-		bad("minimum", v.Line, "not a mapping of runtime name to version")
-		return nil
-	}
+	names := slices.Collect(maps.Keys(m))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(lines[at+".minimum."+a], lines[at+".minimum."+b]), strings.Compare(a, b))
+	})
 	out := map[string]string{}
-	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], v.Content[i+1]
-		field := "minimum." + k.Value
+	for _, name := range names {
+		v, field := m[name], "minimum."+name
 		switch {
-		case !runtimeName.MatchString(k.Value):
-			bad(field, k.Line, "%q is not a runtime name (lower case, as in the BOM's bomstream:runtime:name)", k.Value)
-		case val.Kind != yaml.ScalarNode || val.Value == "":
-			bad(field, val.Line, "not a version")
+		case !runtimeName.MatchString(name):
+			bad(field, "%q is not a runtime name (lower case, as in the BOM's bomstream:runtime:name)", name)
+		case v == "":
+			bad(field, "not a version")
 		default:
-			if _, err := match("", "", k.Value+"<"+val.Value); err != nil {
-				bad(field, val.Line, "%v", err)
+			if _, err := match("", "", name+"<"+v); err != nil {
+				bad(field, "%v", err)
 			}
-			out[k.Value] = val.Value
+			out[name] = v
 		}
 	}
 	return out
 }
 
-func scalar(v *yaml.Node, field string, bad func(string, int, string, ...any)) string {
-	if v == nil {
-		return ""
-	}
-	if v.Kind != yaml.ScalarNode {
-		bad(field, v.Line, "not a string")
-		return ""
-	}
-	return v.Value
-}
-
-func strs(v *yaml.Node, field string, bad func(string, int, string, ...any)) []string {
-	if v == nil {
-		return nil
-	}
-	if v.Kind != yaml.SequenceNode {
-		bad(field, v.Line, "not a list of strings")
-		return nil
-	}
+// strs is the strings of a list, each checked to be non-empty.
+func strs(list []string, field string, bad func(string, string, ...any)) []string {
 	var out []string
-	for i, e := range v.Content {
-		if e.Kind != yaml.ScalarNode || e.Value == "" {
-			bad(fmt.Sprintf("%s[%d]", field, i), e.Line, "not a non-empty string")
+	for i, e := range list {
+		if e == "" {
+			bad(fmt.Sprintf("%s[%d]", field, i), "not a non-empty string")
 			continue
 		}
-		out = append(out, e.Value)
+		out = append(out, e)
 	}
 	return out
 }
 
-func globs(v *yaml.Node, field string, bad func(string, int, string, ...any)) []string {
-	out := strs(v, field, bad)
+func globs(list []string, field string, bad func(string, string, ...any)) []string {
+	out := strs(list, field, bad)
 	for i, g := range out {
 		if _, err := path.Match(g, ""); err != nil {
-			bad(fmt.Sprintf("%s[%d]", field, i), v.Line, "%q: %v", g, err)
+			bad(fmt.Sprintf("%s[%d]", field, i), "%q: %v", g, err)
 		}
 	}
 	return out

@@ -149,7 +149,7 @@ func TestFindingBadRulesFile(t *testing.T) {
 		{"rules:\n  - id: rv\n    check: runtime-version\n    severity: high\n    deny: [\"vllm\"]\n", `field deny[0] (line 5): malformed version range: range "vllm": no version constraint`},
 		{`rules: [{id: Bad_Id, check: nope, severity: low}]`, `field check (line 1): "nope" is not one of image-digest, model-license`},
 		{`rules: [{id: a, check: model-unpinned, severity: low}, {id: a, check: image-digest, severity: low}]`, `rule "a" (rules[1], line 1): field id: "a" is used by rules[0] too`},
-		{`rulez: []`, `line 1: unknown field "rulez" (known: rules)`},
+		{`rulez: []`, `line 1: rulez: unknown key (known here: rules)`},
 	}
 	for _, tc := range cases {
 		_, err := ParseRules("team.yaml", []byte(tc.yaml), nil)

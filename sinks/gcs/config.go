@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultPathTemplate names each BOM object when Config.PathTemplate is empty.
-const DefaultPathTemplate = "{prefix}/{cluster}/{namespace}/{kind}/{name}/{bomHash}.cdx.json"
+const DefaultPathTemplate = "{{ .Prefix }}/{{ .Cluster }}/{{ .Namespace }}/{{ .Kind }}/{{ .Name }}/{{ .BOMHash }}.cdx.json"
 
 // Config configures one gcs sink. The zero value is not usable: Bucket is required.
 type Config struct {
@@ -33,12 +33,18 @@ type Config struct {
 	// fake-gcs-server. It excludes CredentialsFile.
 	Anonymous bool `yaml:"anonymous"`
 	// PathTemplate names the immutable object of each BOM; default
-	// DefaultPathTemplate. Placeholders: {prefix}, {cluster}, {namespace}
-	// ("_" for a cluster-scoped workload), {kind}, {name}, {uid} and
-	// {bomHash} (the hex of the sha256, no "sha256:"). {bomHash} must be in
-	// the last path segment and nowhere else; the folder part must hold
-	// {cluster}, {namespace}, {kind} and {name}, or {uid}: the workload's
-	// latest.cdx.json and tombstone.json live in that folder.
+	// DefaultPathTemplate. It is written as the names of every sink are,
+	// Dependency-Track's projects too: Go template fields, which people
+	// know from Helm and kubectl, and which say a value is filled in where
+	// "{name}" could be a literal brace. The fields: {{ .Prefix }},
+	// {{ .Cluster }}, {{ .Namespace }} ("_" for a cluster-scoped workload),
+	// {{ .Kind }}, {{ .Name }}, {{ .UID }} and {{ .BOMHash }} (the hex of
+	// the sha256, no "sha256:"); nothing else goes between the braces.
+	// {{ .BOMHash }} must be in the last path segment and nowhere else; the
+	// folder part must hold the cluster, namespace, kind and name, or the
+	// uid: the workload's latest.cdx.json and tombstone.json live in that
+	// folder. The old form ("{cluster}/{uid}/{bomHash}.json") is still read,
+	// names the same objects, and New logs a warning with the new form.
 	PathTemplate string `yaml:"pathTemplate"`
 	// Attest writes a Sigstore bundle beside each BOM object (its name +
 	// BundleSuffix): the BOM signed as an in-toto attestation of the
@@ -93,119 +99,3 @@ func (c *Config) pathTemplate() string {
 }
 
 var bucketPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$`)
-
-// template is a parsed path template: literal text and placeholders,
-// split at the last slash into the workload's folder and the BOM's file.
-type template struct {
-	dir, file []part
-}
-
-type part struct {
-	lit string // literal text, when key is ""
-	key string // placeholder name
-}
-
-var placeholders = map[string]bool{
-	"prefix": true, "cluster": true, "namespace": true, "kind": true, "name": true, "uid": true, "bomHash": true,
-}
-
-func parseTemplate(s string) (template, error) {
-	i := strings.LastIndexByte(s, '/')
-	if i < 0 {
-		return template{}, fmt.Errorf("%q has no folder: the workload's latest and tombstone objects need one", s)
-	}
-	if strings.HasPrefix(s, "/") {
-		return template{}, fmt.Errorf("%q starts with a slash", s)
-	}
-	dir, err := parseParts(s[:i])
-	if err != nil {
-		return template{}, fmt.Errorf("%q: %w", s, err)
-	}
-	file, err := parseParts(s[i+1:])
-	if err != nil {
-		return template{}, fmt.Errorf("%q: %w", s, err)
-	}
-	has := func(ps []part, key string) bool {
-		for _, p := range ps {
-			if p.key == key {
-				return true
-			}
-		}
-		return false
-	}
-	if !has(file, "bomHash") {
-		return template{}, fmt.Errorf("%q: the last segment must hold {bomHash}, so that distinct BOMs are distinct objects", s)
-	}
-	if has(dir, "bomHash") {
-		return template{}, fmt.Errorf("%q: {bomHash} may only appear in the last segment", s)
-	}
-	if !has(dir, "uid") {
-		for _, k := range []string{"cluster", "namespace", "kind", "name"} {
-			if !has(dir, k) {
-				return template{}, fmt.Errorf("%q: the folder part lacks {%s}: two workloads would share a latest object (use {cluster}, {namespace}, {kind} and {name}, or {uid})", s, k)
-			}
-		}
-	}
-	return template{dir: dir, file: file}, nil
-}
-
-func parseParts(s string) ([]part, error) {
-	var out []part
-	for s != "" {
-		i := strings.IndexByte(s, '{')
-		if i < 0 {
-			out = append(out, part{lit: s})
-			break
-		}
-		if i > 0 {
-			out = append(out, part{lit: s[:i]})
-		}
-		j := strings.IndexByte(s[i:], '}')
-		if j < 0 {
-			return nil, fmt.Errorf("unclosed {")
-		}
-		key := s[i+1 : i+j]
-		if !placeholders[key] {
-			return nil, fmt.Errorf("unknown placeholder {%s} (known: {bomHash}, {cluster}, {kind}, {name}, {namespace}, {prefix}, {uid})", key)
-		}
-		out = append(out, part{key: key})
-		s = s[i+j+1:]
-	}
-	for _, p := range out {
-		if strings.ContainsAny(p.lit, "}\r\n\x00") {
-			return nil, fmt.Errorf("stray } or a line break or NUL in %q", p.lit)
-		}
-	}
-	return out, nil
-}
-
-// perWorkload reports whether the folder is named by the workload's uid:
-// a folder per workload rather than per name.
-func (t template) perWorkload() bool {
-	for _, p := range t.dir {
-		if p.key == "uid" {
-			return true
-		}
-	}
-	return false
-}
-
-// render fills ps with vals. Empty segments (an empty prefix) are dropped.
-func render(ps []part, vals map[string]string) string {
-	var b strings.Builder
-	for _, p := range ps {
-		if p.key == "" {
-			b.WriteString(p.lit)
-		} else {
-			b.WriteString(vals[p.key])
-		}
-	}
-	segs := strings.Split(b.String(), "/")
-	kept := segs[:0]
-	for _, s := range segs {
-		if s != "" {
-			kept = append(kept, s)
-		}
-	}
-	return strings.Join(kept, "/")
-}

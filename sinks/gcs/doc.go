@@ -2,8 +2,8 @@
 // through cloud.google.com/go/storage.
 //
 // Each workload has one folder, named by the path template (default
-// "{prefix}/{cluster}/{namespace}/{kind}/{name}/{bomHash}.cdx.json"; a
-// cluster-scoped workload uses "_" as its namespace), holding:
+// "{{ .Prefix }}/{{ .Cluster }}/{{ .Namespace }}/{{ .Kind }}/{{ .Name }}/{{ .BOMHash }}.cdx.json";
+// a cluster-scoped workload uses "_" as its namespace), holding:
 //
 //	<bomhash-hex>.cdx.json  one immutable object per distinct BOM, created once (ifGenerationMatch=0)
 //	latest.cdx.json         a copy of the current BOM
@@ -26,7 +26,7 @@
 // unless it is there already (this change sequence and reason), and
 // ignores a stale tombstone (sinks.Tombstone.Stale) and one of a workload
 // with no latest object. The order flags are about names: with a folder
-// per uid ({uid} in pathTemplate) they do not apply, and are not read.
+// per uid ({{ .UID }} in pathTemplate) they do not apply, and are not read.
 //
 // A replay of BOMs already stored writes nothing: each immutable object
 // answers 412, latest holds the BOM already, and the markers are there.

@@ -103,6 +103,9 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps, sinkOpts ...Option) (
 		deps.Log = zap.NewNop()
 	}
 	tmpl, _ := parseTemplate(cfg.pathTemplate())
+	if tmpl.old {
+		deps.Log.Warn(fmt.Sprintf("pathTemplate %q uses the old {name} form, read for one more release; write %q", cfg.PathTemplate, tmpl.newForm()))
+	}
 	// JSON reads: one API for everything, and the one emulators serve.
 	opts := []option.ClientOption{storage.WithJSONReads()}
 	if cfg.Endpoint != "" {
