@@ -10,7 +10,7 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
-	"github.com/bomstream/bomstream/inventory/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
 )
 
 // apiHook adds routes (s.Handle) or query fields (s.Extend) to the
@@ -71,7 +71,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 	}
 	log = log.With(zap.String("stage", "api"))
 	log.Info("inventory loaded", zap.Int("workloads", ix.Stats().Workloads), zap.Duration("took", time.Since(start)))
-	p.findingsIx = findings.NewIndex()
+	p.findingsIx = stored.NewIndex()
 	go func() {
 		warn := func(err error) { log.Warn("findings not current", zap.Error(err)) }
 		if err := p.findingsIx.Load(ctx, p.bus); err != nil && ctx.Err() == nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
-	"github.com/bomstream/bomstream/inventory/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/inventory/web"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -74,14 +74,14 @@ func BenchmarkWeb(b *testing.B) {
 	// As startAPI does: one findings index for the pages and the API.
 	heap := heapAfterGC()
 	start := time.Now()
-	fix := findings.NewIndex()
+	fix := stored.NewIndex()
 	go func() {
 		if err := fix.Load(ctx, bus); err != nil {
 			b.Error(err)
 		}
 		fix.Follow(ctx, bus, time.Second, nil)
 	}()
-	srv.Handle("GET /api/v1/findings", findings.Handler(bus, fix))
+	srv.Handle("GET /api/v1/findings", stored.Handler(bus, fix))
 	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus, Findings: fix}, nil); err != nil {
 		b.Fatal(err)
 	}

@@ -41,8 +41,8 @@ func (f Filter) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("state: %q is not open, resolved or all", f.State))
 	}
-	if f.Severity != "" && !ValidSeverity(f.Severity) {
-		errs = append(errs, fmt.Errorf("severity: %q is not one of %s", f.Severity, strings.Join(Severities, ", ")))
+	if f.Severity != "" && !schemas.ValidFindingSeverity(f.Severity) {
+		errs = append(errs, fmt.Errorf("severity: %q is not one of %s", f.Severity, strings.Join(schemas.FindingSeverities, ", ")))
 	}
 	if f.Rule != "" && !schemas.ValidFindingRule(f.Rule) {
 		errs = append(errs, fmt.Errorf("rule: %q is not a rule id (1-63 characters of [a-z0-9-])", f.Rule))
@@ -96,13 +96,13 @@ type WorkloadFindings struct {
 func OpenFor(ctx context.Context, bus *stream.Bus, ws []schemas.Workload) ([]WorkloadFindings, error) {
 	out := make([]WorkloadFindings, 0, len(ws))
 	for _, w := range ws {
-		st, err := workloadState(ctx, bus, w)
+		st, err := WorkloadState(ctx, bus, w)
 		if err != nil {
 			return out, err
 		}
 		wf := WorkloadFindings{Workload: w, Findings: []schemas.FindingEvent{}}
-		for i := range st.set.Findings {
-			if ev := st.set.Event(i); ev.State == schemas.FindingOpened {
+		for i := range st.Set.Findings {
+			if ev := st.Set.Event(i); ev.State == schemas.FindingOpened {
 				wf.Findings = append(wf.Findings, ev)
 			}
 		}

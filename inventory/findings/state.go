@@ -16,25 +16,27 @@ import (
 	"github.com/bomstream/bomstream/stream"
 )
 
-// state is a workload's findings as FINDINGS holds them: the last finding
+// State is a workload's findings as FINDINGS holds them: the last finding
 // set of its subject, or, when it has none, the last event of each of its
 // findings in the layout before finding sets (one subject per finding).
-type state struct {
-	set schemas.FindingSet
-	// seq is the sequence of the set's message, 0 when there is none.
-	seq uint64
-	// newest is the newest version the findings were written from.
-	newest uint64
+// The findings stage decides its next set from it.
+type State struct {
+	// Set holds the findings sorted by rule, then subject.
+	Set schemas.FindingSet
+	// Seq is the sequence of the set's message, 0 when there is none.
+	Seq uint64
+	// Newest is the newest version the findings were written from.
+	Newest uint64
 }
 
-// workloadState reads the findings of w: one direct get of the last
+// WorkloadState reads the findings of w: one direct get of the last
 // message of its finding set's subject, riding through a leader election.
 // Without one, on a store that holds findings in the older layout
-// (oldLayout), the last event of each of its finding subjects.
-func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (state, error) {
+// (OldLayout), the last event of each of its finding subjects.
+func WorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (State, error) {
 	raw, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
 	if err != nil {
-		return state{}, fmt.Errorf("findings of %s: %w", w, err)
+		return State{}, fmt.Errorf("findings of %s: %w", w, err)
 	}
 	if raw != nil {
 		set, err := schemas.DecodeFindingSet(raw.Subject, raw.Data)
@@ -43,11 +45,11 @@ func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (st
 		}
 		// Sorted as the stage writes them; the merge in apply needs it.
 		slices.SortFunc(set.Findings, compareSetFindings)
-		return state{set: set, seq: raw.Sequence, newest: set.ChangeSeq}, nil
+		return State{Set: set, Seq: raw.Sequence, Newest: set.ChangeSeq}, nil
 	}
-	old, err := oldLayout(ctx, bus)
+	old, err := OldLayout(ctx, bus)
 	if err != nil || !old {
-		return state{set: schemas.FindingSet{Workload: w}}, err
+		return State{Set: schemas.FindingSet{Workload: w}}, err
 	}
 	return oldWorkloadState(ctx, bus, w)
 }
@@ -62,10 +64,10 @@ type oldCheck struct {
 	at  time.Time
 }
 
-// oldLayout reports whether FINDINGS holds any finding event on a subject
+// OldLayout reports whether FINDINGS holds any finding event on a subject
 // of its own (bomstream.findings.<cluster>.<uid>.<rule>.<key>): one direct
 // get of the last message of the pattern, once per process while it does.
-func oldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
+func OldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
 	if v, ok := oldStores.Load(bus); ok {
 		if c := v.(oldCheck); c.has || time.Since(c.at) < time.Minute {
 			return c.has, nil
@@ -83,8 +85,8 @@ func oldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
 // stream info call listing its finding subjects, then a direct get of each
 // one's last message. An unreadable event is left out (its finding is not
 // open).
-func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (state, error) {
-	st := state{set: schemas.FindingSet{Workload: w}}
+func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (State, error) {
+	st := State{Set: schemas.FindingSet{Workload: w}}
 	s, err := bus.Stream(ctx, schemas.StreamFindings)
 	if err != nil {
 		return st, err
@@ -109,10 +111,10 @@ func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) 
 		if err != nil {
 			continue
 		}
-		st.set.Findings = append(st.set.Findings, schemas.SetFindingOf(ev))
-		st.newest = max(st.newest, ev.ChangeSeq)
+		st.Set.Findings = append(st.Set.Findings, schemas.SetFindingOf(ev))
+		st.Newest = max(st.Newest, ev.ChangeSeq)
 	}
-	slices.SortFunc(st.set.Findings, compareSetFindings)
+	slices.SortFunc(st.Set.Findings, compareSetFindings)
 	return st, nil
 }
 
@@ -150,7 +152,7 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}
-	if old, err := oldLayout(ctx, bus); err != nil || !old {
+	if old, err := OldLayout(ctx, bus); err != nil || !old {
 		return errors.Join(err, unreadable(bad))
 	}
 	err = bus.LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
