@@ -9,8 +9,8 @@
 // headers (identity, change sequence, event time, tombstone), ReadFacts
 // reads the few fields of the CycloneDX body the index keeps, skipping
 // the evidence and dependencies, and each batch is then applied in order.
-// Follow calls Load whenever the stream's last sequence moves, so an
-// index kept by a running process is current within its interval.
+// A running process keeps it current with a [follow.Follower], which
+// applies each message as an ordered consumer pushes it ([Index.Apply]).
 //
 // Per workload (cluster and uid) the index keeps its whole history of
 // versions, in change order, each with its facts: runtimes (name, version

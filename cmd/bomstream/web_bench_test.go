@@ -13,7 +13,9 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	stored "github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/inventory/web"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
 
@@ -75,12 +77,7 @@ func BenchmarkWeb(b *testing.B) {
 	heap := heapAfterGC()
 	start := time.Now()
 	fix := stored.NewIndex()
-	go func() {
-		if err := fix.Load(ctx, bus); err != nil {
-			b.Error(err)
-		}
-		fix.Follow(ctx, bus, time.Second, nil)
-	}()
+	go follow.New(bus, schemas.StreamFindings, fix).Run(ctx, func(err error) { b.Error(err) })
 	srv.Handle("GET /api/v1/findings", stored.Handler(bus, fix))
 	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus, Findings: fix}, nil); err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/stream"
@@ -69,8 +70,8 @@ var pageNames = []string{"inventory", "workload", "findings", "fleet", "login", 
 // Register adds the pages to srv, behind its authentication, and the
 // login form it shows a browser without the token. Without src.Findings
 // it reads FINDINGS into a findings index of its own in the background,
-// then follows it every second, until ctx ends (onErr, when set, hears of
-// a read that failed).
+// then follows it (a follow.Follower) until ctx ends (onErr, when set,
+// hears of a read that failed).
 func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(error)) (*Pages, error) {
 	if src.Now == nil {
 		src.Now = time.Now
@@ -100,12 +101,7 @@ func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(erro
 	srv.Login(http.HandlerFunc(p.login))
 	if p.findingsIx == nil {
 		p.findingsIx = findings.NewIndex()
-		go func() {
-			if err := p.findingsIx.Load(ctx, src.Bus); err != nil && onErr != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-			p.findingsIx.Follow(ctx, src.Bus, time.Second, onErr)
-		}()
+		go follow.New(src.Bus, schemas.StreamFindings, p.findingsIx).Run(ctx, onErr)
 	}
 	return p, nil
 }
