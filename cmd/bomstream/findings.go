@@ -18,7 +18,6 @@ import (
 	"github.com/bomstream/bomstream/inventory/filters"
 	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
 )
 
 // findingsCmd is `bomstream findings`: the policy findings on FINDINGS
@@ -175,11 +174,11 @@ func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
 // open findings from the index, their events from FINDINGS.
 type apiFindings struct {
 	*stored.Index
-	bus *stream.Bus
+	store stored.Store
 }
 
 func (a apiFindings) Open(ctx context.Context, ws []schemas.Workload) ([][]schemas.FindingEvent, error) {
-	wfs, err := stored.OpenFor(ctx, a.bus, ws)
+	wfs, err := stored.OpenFor(ctx, a.store, ws)
 	out := make([][]schemas.FindingEvent, len(wfs))
 	for i, wf := range wfs {
 		out[i] = wf.Findings

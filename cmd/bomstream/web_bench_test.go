@@ -79,7 +79,7 @@ func BenchmarkWeb(b *testing.B) {
 	fix := stored.NewIndex()
 	go follow.New(bus, schemas.StreamFindings, fix).Run(ctx, func(err error) { b.Error(err) })
 	srv.Handle("GET /api/v1/findings", stored.Handler(bus, fix))
-	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus, Findings: fix}, nil); err != nil {
+	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Store: bus, Findings: fix}, nil); err != nil {
 		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Minute); !fix.Loaded(); time.Sleep(10 * time.Millisecond) {

@@ -336,7 +336,7 @@ func (ix *Index) Select(f Filter, from, to int) (Selection, error) {
 
 // Events reads back the events of the page Select kept, by the stream
 // sequences of their messages (one read per message).
-func (s Selection) Events(ctx context.Context, bus *stream.Bus) ([]schemas.FindingEvent, error) {
+func (s Selection) Events(ctx context.Context, store MsgReader) ([]schemas.FindingEvent, error) {
 	out := make([]schemas.FindingEvent, 0, len(s.picks))
 	var set schemas.FindingSet
 	var setSeq uint64
@@ -345,7 +345,7 @@ func (s Selection) Events(ctx context.Context, bus *stream.Bus) ([]schemas.Findi
 			if p.seq == setSeq {
 				return setEvent(set, p)
 			}
-			m, err := bus.GetMsg(ctx, schemas.StreamFindings, p.seq)
+			m, err := store.GetMsg(ctx, schemas.StreamFindings, p.seq)
 			if err == nil && m == nil {
 				err = errors.New("no longer stored")
 			}

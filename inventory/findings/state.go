@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
 )
 
 // State is a workload's findings as FINDINGS holds them: the last finding
@@ -33,8 +32,8 @@ type State struct {
 // message of its finding set's subject, riding through a leader election.
 // Without one, on a store that holds findings in the older layout
 // (OldLayout), the last event of each of its finding subjects.
-func WorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (State, error) {
-	raw, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
+func WorkloadState(ctx context.Context, store Store, w schemas.Workload) (State, error) {
+	raw, err := store.LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
 	if err != nil {
 		return State{}, fmt.Errorf("findings of %s: %w", w, err)
 	}
@@ -47,17 +46,17 @@ func WorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (St
 		slices.SortFunc(set.Findings, compareSetFindings)
 		return State{Set: set, Seq: raw.Sequence, Newest: set.ChangeSeq}, nil
 	}
-	old, err := OldLayout(ctx, bus)
+	old, err := OldLayout(ctx, store)
 	if err != nil || !old {
 		return State{Set: schemas.FindingSet{Workload: w}}, err
 	}
-	return oldWorkloadState(ctx, bus, w)
+	return oldWorkloadState(ctx, store, w)
 }
 
-// oldStores remembers, per bus, whether FINDINGS holds events in the
+// oldStores remembers, per store, whether FINDINGS holds events in the
 // layout before finding sets, so that a store without any is asked once
 // (again a minute later: an older replica may still be writing them).
-var oldStores sync.Map // *stream.Bus -> oldCheck
+var oldStores sync.Map // Store -> oldCheck
 
 type oldCheck struct {
 	has bool
@@ -67,17 +66,17 @@ type oldCheck struct {
 // OldLayout reports whether FINDINGS holds any finding event on a subject
 // of its own (bomstream.findings.<cluster>.<uid>.<rule>.<key>): one direct
 // get of the last message of the pattern, once per process while it does.
-func OldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
-	if v, ok := oldStores.Load(bus); ok {
+func OldLayout(ctx context.Context, store Store) (bool, error) {
+	if v, ok := oldStores.Load(store); ok {
 		if c := v.(oldCheck); c.has || time.Since(c.at) < time.Minute {
 			return c.has, nil
 		}
 	}
-	m, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.SubjectFindingsPrefix+">")
+	m, err := store.LastMsg(ctx, schemas.StreamFindings, schemas.SubjectFindingsPrefix+">")
 	if err != nil {
 		return false, fmt.Errorf("findings in the per-finding layout: %w", err)
 	}
-	oldStores.Store(bus, oldCheck{has: m != nil, at: time.Now()})
+	oldStores.Store(store, oldCheck{has: m != nil, at: time.Now()})
 	return m != nil, nil
 }
 
@@ -85,14 +84,14 @@ func OldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
 // stream info call listing its finding subjects, then a direct get of each
 // one's last message. An unreadable event is left out (its finding is not
 // open).
-func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (State, error) {
+func oldWorkloadState(ctx context.Context, store Store, w schemas.Workload) (State, error) {
 	st := State{Set: schemas.FindingSet{Workload: w}}
-	s, err := bus.Stream(ctx, schemas.StreamFindings)
+	s, err := store.Stream(ctx, schemas.StreamFindings)
 	if err != nil {
 		return st, err
 	}
 	var info *jetstream.StreamInfo
-	err = bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+	err = store.Retry(ctx, true, func(ctx context.Context) (err error) {
 		info, err = s.Info(ctx, jetstream.WithSubjectFilter(schemas.FindingsOfWorkload(w)))
 		return err
 	})
@@ -100,7 +99,7 @@ func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) 
 		return st, fmt.Errorf("findings of %s: %w", w, err)
 	}
 	for subj := range info.State.Subjects {
-		raw, err := bus.LastMsg(ctx, schemas.StreamFindings, subj)
+		raw, err := store.LastMsg(ctx, schemas.StreamFindings, subj)
 		if err != nil {
 			return st, fmt.Errorf("findings of %s: %w", w, err)
 		}
@@ -128,14 +127,14 @@ func compareSetFindings(a, b schemas.SetFinding) int {
 // store that holds some, the events of the per-finding layout of the
 // workloads that have no set. An unreadable message is skipped and
 // counted in the error returned after the others.
-func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schemas.FindingEvent, seq uint64) error) error {
+func Each(ctx context.Context, store Store, cluster string, fn func(ev schemas.FindingEvent, seq uint64) error) error {
 	sets, events := schemas.SubjectFindingSetPrefix+">", schemas.SubjectFindingsPrefix+">"
 	if cluster != "" {
 		sets, events = schemas.SubjectFindingSetPrefix+cluster+".>", schemas.SubjectFindingsPrefix+cluster+".>"
 	}
 	bad := 0
 	withSet := map[string]bool{} // cluster.uid
-	err := bus.LastPerSubject(ctx, schemas.StreamFindings, sets, false, func(m *jetstream.RawStreamMsg) error {
+	err := store.LastPerSubject(ctx, schemas.StreamFindings, sets, false, func(m *jetstream.RawStreamMsg) error {
 		withSet[strings.TrimPrefix(m.Subject, schemas.SubjectFindingSetPrefix)] = true
 		s, err := schemas.DecodeFindingSet(m.Subject, m.Data)
 		if err != nil {
@@ -152,10 +151,10 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}
-	if old, err := OldLayout(ctx, bus); err != nil || !old {
+	if old, err := OldLayout(ctx, store); err != nil || !old {
 		return errors.Join(err, unreadable(bad))
 	}
-	err = bus.LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
+	err = store.LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
 		if withSet[oldWorkloadKey(m.Subject)] {
 			return nil
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/stream"
 )
 
 //go:embed templates/*.html static/*
@@ -39,11 +38,19 @@ type Located struct {
 	Applied string
 }
 
+// Store is what the pages read from the streams: BOM bodies (BOMS, by
+// sequence), findings (FINDINGS), and FINDINGS followed into a findings
+// index when the caller keeps none. A *stream.Bus is one.
+type Store interface {
+	findings.Store
+	follow.Source
+}
+
 // Sources are what the pages read.
 type Sources struct {
 	Index *inventory.Index
-	// Bus reads BOM bodies (BOMS) and findings (FINDINGS).
-	Bus *stream.Bus
+	// Store reads BOM bodies (BOMS) and findings (FINDINGS).
+	Store Store
 	// Findings is the findings index the pages read, kept current by the
 	// caller; when nil, Register makes one and follows FINDINGS itself.
 	Findings *findings.Index
@@ -101,7 +108,7 @@ func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(erro
 	srv.Login(http.HandlerFunc(p.login))
 	if p.findingsIx == nil {
 		p.findingsIx = findings.NewIndex()
-		go follow.New(src.Bus, schemas.StreamFindings, p.findingsIx).Run(ctx, onErr)
+		go follow.New(src.Store, schemas.StreamFindings, p.findingsIx).Run(ctx, onErr)
 	}
 	return p, nil
 }
