@@ -29,4 +29,9 @@
 // (now, or --at: the last version observed at or before it, as `bomstream
 // get --at` reads one). Query.Check is the place for a caller's own
 // filter and annotations: policy findings use it.
+//
+// There is one version in effect at a time, [Workload.VersionAt]. The
+// queries, the API and the pages take it from the index. `bomstream
+// history` and `get` take it from [History], which reads one workload's
+// versions as the index would hold them, without loading the stream.
 package inventory
