@@ -185,3 +185,46 @@ func TestFollowerResumesAfterServerRestart(t *testing.T) {
 		t.Errorf("applied %v, want 1-5 once each", seqs)
 	}
 }
+
+// pushOnly is a Source whose reads find nothing new, so that every
+// message reaches the index through the consumer; it records the
+// warnings about lost messages.
+type pushOnly struct {
+	*stream.Bus
+	mu   sync.Mutex
+	lost [][2]uint64
+}
+
+func (p *pushOnly) Messages(context.Context, string, string, uint64, func(*jetstream.RawStreamMsg) error) error {
+	return nil
+}
+
+func (p *pushOnly) WarnLost(_ context.Context, _ string, from, to uint64, _ string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lost = append(p.lost, [2]uint64{from, to})
+}
+
+// A message the store no longer holds is stepped over as the consumer
+// pushes what follows it, with a warning naming its sequence.
+func TestFollowerWarnsOfWhatTheConsumerStepsOver(t *testing.T) {
+	bus := bustest.Open(t, stream.Config{})
+	publish(t, bus, 4)
+	s, err := bus.Stream(context.Background(), schemas.StreamBOMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteMsg(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	ix := &seqIndex{seqs: []uint64{1}}
+	src := &pushOnly{Bus: bus}
+	f := follow.New(src, schemas.StreamBOMs, ix)
+	run(t, f)
+	wait(t, f, 4)
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if seqs, _ := ix.state(); !slices.Equal(seqs, []uint64{1, 2, 4}) || !slices.Equal(src.lost, [][2]uint64{{3, 3}}) {
+		t.Errorf("applied %v, warned of %v: want 2 and 4 applied, 3 named", seqs, src.lost)
+	}
+}
