@@ -9,8 +9,8 @@
 // headers (identity, change sequence, event time, tombstone), ReadFacts
 // reads the few fields of the CycloneDX body the index keeps, skipping
 // the evidence and dependencies, and each batch is then applied in order.
-// Follow calls Load whenever the stream's last sequence moves, so an
-// index kept by a running process is current within its interval.
+// A running process keeps it current with a [follow.Follower], which
+// applies each message as an ordered consumer pushes it ([Index.Apply]).
 //
 // Per workload (cluster and uid) the index keeps its whole history of
 // versions, in change order, each with its facts: runtimes (name, version
@@ -29,4 +29,9 @@
 // (now, or --at: the last version observed at or before it, as `bomstream
 // get --at` reads one). Query.Check is the place for a caller's own
 // filter and annotations: policy findings use it.
+//
+// There is one version in effect at a time, [Workload.VersionAt]. The
+// queries, the API and the pages take it from the index. `bomstream
+// history` and `get` take it from [History], which reads one workload's
+// versions as the index would hold them, without loading the stream.
 package inventory

@@ -11,14 +11,15 @@ import (
 )
 
 // Index holds every workload's history of BOM facts, read from BOMS. It is
-// safe for concurrent use: one loader (Load, Follow) writes, any number of
-// queries read.
+// safe for concurrent use: one loader (Load, or a follow.Follower) writes,
+// any number of queries read.
 type Index struct {
 	mu      sync.RWMutex
 	byUID   map[string]*Workload // cluster/uid
 	byName  map[string]*Workload // cluster/namespace/kind/name: the last one of that name
 	sorted  []*Workload          // by name key
-	dirty   bool                 // sorted lacks a workload, or a name changed
+	added   []*Workload          // new since the last resort: not in sorted yet
+	renamed bool                 // a workload of sorted changed its name since
 	lastSeq uint64               // the last BOMS sequence read
 	stats   Stats
 
@@ -78,7 +79,7 @@ func (ix *Index) apply(d *decoded) {
 	if w == nil {
 		w = &Workload{ID: id}
 		ix.byUID[uidKey] = w
-		ix.dirty = true
+		ix.added = append(ix.added, w)
 	}
 	v := Version{Time: d.stored, StreamSeq: d.seq, ChangeSeq: m.ChangeSeq, Tombstone: m.Tombstone,
 		BomHash: m.BomHash, InputHash: m.InputHash, Facts: ix.internFacts(d.facts)}
@@ -102,7 +103,7 @@ func (ix *Index) apply(d *decoded) {
 			delete(ix.byName, nameKey(w.ID))
 		}
 		w.ID = id // the latest identity
-		ix.dirty = true
+		ix.renamed = true
 	}
 	nk := nameKey(w.ID)
 	if cur := ix.byName[nk]; cur == nil || cur == w || latestTime(cur).Before(latestTime(w)) {
@@ -157,23 +158,31 @@ func nameKey(w schemas.Workload) string {
 }
 
 // resort orders every workload by name key (then uid) after a load added
-// one or renamed one; the caller holds the write lock.
+// one or renamed one: the few a follower adds go in their place, many or
+// a rename sort them all. The caller holds the write lock.
 func (ix *Index) resort() {
-	if !ix.dirty {
+	if !ix.renamed && len(ix.added) <= len(ix.sorted)/8 {
+		for _, w := range ix.added {
+			i, _ := slices.BinarySearchFunc(ix.sorted, w, compareWorkloads)
+			ix.sorted = slices.Insert(ix.sorted, i, w)
+		}
+		ix.added = ix.added[:0]
 		return
 	}
-	ix.dirty = false
+	ix.renamed, ix.added = false, ix.added[:0]
 	ws := ix.sorted[:0]
 	for _, w := range ix.byUID {
 		ws = append(ws, w)
 	}
-	slices.SortFunc(ws, func(a, b *Workload) int {
-		if c := strings.Compare(nameKey(a.ID), nameKey(b.ID)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID.UID, b.ID.UID)
-	})
+	slices.SortFunc(ws, compareWorkloads)
 	ix.sorted = ws
+}
+
+func compareWorkloads(a, b *Workload) int {
+	if c := strings.Compare(nameKey(a.ID), nameKey(b.ID)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID.UID, b.ID.UID)
 }
 
 // Workload returns a copy of the workload called cluster/namespace/kind/name

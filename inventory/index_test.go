@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
@@ -143,7 +144,7 @@ func TestInventoryHistoryAtAndFollow(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go ix.Follow(ctx, bus, 10*time.Millisecond, func(err error) { t.Error(err) })
+	go follow.New(bus, schemas.StreamBOMs, ix).Run(ctx, func(err error) { t.Error(err) })
 	f.serve(spec{ns: "new", name: "fresh", image: "vllm/vllm-openai:v0.8.0", model: "org/new", declared: true}, now)
 	bustest.Eventually(t, "the index follows BOMS", 10*time.Second, func() bool {
 		return slices.Equal(find(t, ix, now, q("runtime", "vllm<0.8.5")), []string{"fresh"})

@@ -7,18 +7,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
-
-// Source is where the index reads BOMS: a *stream.Bus.
-type Source interface {
-	// Messages calls fn in stream order for every message of streamName
-	// from fromSeq up to the last one stored when it was called.
-	Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error
-	// State reports the stream's last sequence.
-	State(ctx context.Context, streamName string) (stream.StreamState, error)
-}
 
 // decoded is one BOMS message read for the index.
 type decoded struct {
@@ -31,55 +23,50 @@ type decoded struct {
 	factsErr error // the BOM's facts could not be read
 }
 
-// batchSize is how many messages are decoded together, one share per CPU.
-const batchSize = 2048
-
 // Load reads the BOMS messages stored after the last one the index holds,
-// up to the last one stored when it is called, and adds them. Messages are
-// read in stream order and decoded in parallel (the codec
-// schemas.DecodeBOMMessage, then ReadFacts), in batches that are applied
-// in order, each under the write lock. It returns how many messages it
-// read.
-func (ix *Index) Load(ctx context.Context, src Source) (int, error) {
-	ix.mu.RLock()
-	from := ix.lastSeq + 1
-	ix.mu.RUnlock()
-	batches := make(chan []decoded, 2)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for b := range batches {
-			stream.Parallel(b, (*decoded).decode)
-			ix.mu.Lock()
-			for i := range b {
-				ix.apply(&b[i])
-			}
-			ix.mu.Unlock()
-		}
-	}()
-	n := 0
-	cur := make([]decoded, 0, batchSize)
-	err := src.Messages(ctx, schemas.StreamBOMs, "", from, func(m *jetstream.RawStreamMsg) error {
-		cur = append(cur, decoded{seq: m.Sequence, stored: m.Time, raw: m})
-		n++
-		if len(cur) == batchSize {
-			batches <- cur
-			cur = make([]decoded, 0, batchSize)
-		}
-		return nil
-	})
-	if len(cur) > 0 {
-		batches <- cur
-	}
-	close(batches)
-	<-done
-	ix.mu.Lock()
-	ix.resort()
-	ix.mu.Unlock()
+// up to the last one stored when it is called, and adds them (see
+// follow.Load; a follow.Follower keeps the index current after). It
+// returns how many messages it read.
+func (ix *Index) Load(ctx context.Context, r follow.Reader) (int, error) {
+	from := ix.LastSeq() + 1
+	n, err := follow.Load(ctx, r, schemas.StreamBOMs, ix)
 	if err != nil {
+		ix.Settle() // what was read before the error is listed
 		return n, fmt.Errorf("load the inventory from BOMS seq %d: %w", from, err)
 	}
 	return n, nil
+}
+
+// Apply adds BOMS messages, in stream order (follow.Index): they are
+// decoded in parallel (the codec schemas.DecodeBOMMessage, then
+// ReadFacts), then added under the write lock. A workload they add or
+// rename is listed in name order once the index settles (Settle).
+func (ix *Index) Apply(msgs []*jetstream.RawStreamMsg) {
+	b := make([]decoded, len(msgs))
+	for i, m := range msgs {
+		b[i] = decoded{seq: m.Sequence, stored: m.Time, raw: m}
+	}
+	stream.Parallel(b, (*decoded).decode)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for i := range b {
+		ix.apply(&b[i])
+	}
+}
+
+// Settle lists the workloads added or renamed since it was last called in
+// name order (follow.Index).
+func (ix *Index) Settle() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.resort()
+}
+
+// LastSeq is the last BOMS sequence the index has read (follow.Index).
+func (ix *Index) LastSeq() uint64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.lastSeq
 }
 
 func (d *decoded) decode() {
@@ -94,28 +81,4 @@ func (d *decoded) decode() {
 	}
 	m.BOM = nil
 	d.msg = m
-}
-
-// Follow keeps the index current: every interval it asks BOMS for its
-// last sequence and loads what was stored since, until ctx ends. A read
-// that fails is reported to onErr (when set) and tried again at the next
-// tick. It reads through ordered consumers: nothing durable is left on
-// the server.
-func (ix *Index) Follow(ctx context.Context, src Source, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		st, err := src.State(ctx, schemas.StreamBOMs)
-		if err == nil && st.LastSeq > ix.Stats().LastSeq {
-			_, err = ix.Load(ctx, src)
-		}
-		if err != nil && ctx.Err() == nil && onErr != nil {
-			onErr(err)
-		}
-	}
 }

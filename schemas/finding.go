@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +62,13 @@ type FindingEvent struct {
 // FindingFixed is the reason of a finding resolved by a BOM that no longer
 // shows it.
 const FindingFixed = "fixed"
+
+// FindingSeverities are the severities a rule may give its findings,
+// from the least to the most severe.
+var FindingSeverities = []string{"info", "low", "medium", "high", "critical"}
+
+// ValidFindingSeverity reports whether s is one of FindingSeverities.
+func ValidFindingSeverity(s string) bool { return slices.Contains(FindingSeverities, s) }
 
 // ValidFindingRule reports whether id can name a rule: 1-63 characters of
 // [a-z0-9-], starting with a letter or digit (it is a subject token).

@@ -11,7 +11,9 @@ import (
 	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
-	"github.com/bomstream/bomstream/inventory/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/inventory/follow"
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // apiHook adds routes (s.Handle) or query fields (s.Extend) to the
@@ -53,7 +55,8 @@ func apiConfig(cmd *cobra.Command, cfg api.Config) api.Config {
 }
 
 // startAPI serves the inventory API when the stages serve it and it is
-// configured: it loads the index from BOMS, keeps it current, and serves
+// configured: it loads the index from BOMS, keeps it current (a
+// follow.Follower, as the findings index beside it), and serves
 // until ctx ends. stop waits for the end. A process that works through the
 // data directory's owner serves none.
 func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st stages, log *zap.Logger) (stop func() error, err error) {
@@ -73,14 +76,8 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 	}
 	log = log.With(zap.String("stage", "api"))
 	log.Info("inventory loaded", zap.Int("workloads", ix.Stats().Workloads), zap.Duration("took", time.Since(start)))
-	p.findingsIx = findings.NewIndex()
-	go func() {
-		warn := func(err error) { log.Warn("findings not current", zap.Error(err)) }
-		if err := p.findingsIx.Load(ctx, p.bus); err != nil && ctx.Err() == nil {
-			warn(err)
-		}
-		p.findingsIx.Follow(ctx, p.bus, time.Second, warn)
-	}()
+	p.findingsIx = stored.NewIndex()
+	go follow.New(p.bus, schemas.StreamFindings, p.findingsIx).Run(ctx, func(err error) { log.Warn("findings not current", zap.Error(err)) })
 	srv, err := api.New(cfg, ix, p.bus)
 	if err == nil {
 		for _, h := range append([]apiHook{findingsAPIHook, webAPIHook(ix)}, e.apiHooks...) {
@@ -94,7 +91,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
 	done := make(chan error, 1)
-	go ix.Follow(ctx, p.bus, time.Second, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
+	go follow.New(p.bus, schemas.StreamBOMs, ix).Run(ctx, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
 	go func() { done <- srv.Serve(ctx, ln) }()
 	log.Info("inventory api listening", zap.String("addr", ln.Addr().String()))
 	if e.apiAddr != nil {

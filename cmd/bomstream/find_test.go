@@ -13,7 +13,7 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
-	"github.com/bomstream/bomstream/inventory/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -124,7 +124,7 @@ func TestFindAndAPI(t *testing.T) {
 		t.Fatalf("findings list: %v\n%s", err, listed)
 	}
 	for page, n := "", 0; n < 100; n++ {
-		var fp findings.Page
+		var fp stored.Page
 		getJSON(t, "http://"+addr+"/api/v1/findings?state=all&limit=3&page="+page, "", http.StatusOK, &fp)
 		got = append(got, fp.Items...)
 		if page = fp.Next; page == "" {

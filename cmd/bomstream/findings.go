@@ -12,12 +12,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bomstream/bomstream/findings"
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/filters"
-	"github.com/bomstream/bomstream/inventory/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
 )
 
 // findingsCmd is `bomstream findings`: the policy findings on FINDINGS
@@ -34,7 +34,7 @@ func findingsCmd(e *env) *cobra.Command {
 func findingsListCmd(e *env) *cobra.Command {
 	var (
 		c      common
-		f      findings.Filter
+		f      stored.Filter
 		output string
 	)
 	cmd := &cobra.Command{
@@ -57,7 +57,7 @@ func findingsListCmd(e *env) *cobra.Command {
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
 			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				list, err := findings.List(ctx, p.bus, f)
+				list, err := stored.List(ctx, p.bus, f)
 				if err != nil {
 					return err
 				}
@@ -70,7 +70,7 @@ func findingsListCmd(e *env) *cobra.Command {
 	fl.StringVar(&f.Rule, "rule", "", "only this rule id")
 	fl.StringVar(&f.Severity, "severity", "", "only this severity: info, low, medium, high or critical")
 	fl.StringVarP(&f.Namespace, "namespace", "n", "", "only this namespace")
-	fl.StringVar(&f.State, "state", findings.StateOpen, "open, resolved or all")
+	fl.StringVar(&f.State, "state", stored.StateOpen, "open, resolved or all")
 	fl.StringVarP(&output, "output", "o", "table", "table, json or csv")
 	return cmd
 }
@@ -161,11 +161,11 @@ func findingsRulesCmd() *cobra.Command {
 
 // findingsAPIHook serves /api/v1/findings beside the workloads, under the
 // same token check: the current state of every finding, filtered and
-// paged (findings.Handler), from the process's findings index once it has
+// paged (stored.Handler), from the process's findings index once it has
 // read FINDINGS; and the workloads' findings=true filter (find --findings
 // through the API).
 func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
-	s.Handle("GET /api/v1/findings", findings.Handler(p.bus, p.findingsIx))
+	s.Handle("GET /api/v1/findings", stored.Handler(p.bus, p.findingsIx))
 	s.FilterFindings(apiFindings{p.findingsIx, p.bus})
 	return nil
 }
@@ -173,12 +173,12 @@ func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
 // apiFindings answers the API's findings filter: which workloads have
 // open findings from the index, their events from FINDINGS.
 type apiFindings struct {
-	*findings.Index
-	bus *stream.Bus
+	*stored.Index
+	store stored.Store
 }
 
 func (a apiFindings) Open(ctx context.Context, ws []schemas.Workload) ([][]schemas.FindingEvent, error) {
-	wfs, err := findings.OpenFor(ctx, a.bus, ws)
+	wfs, err := stored.OpenFor(ctx, a.store, ws)
 	out := make([][]schemas.FindingEvent, len(wfs))
 	for i, wf := range wfs {
 		out[i] = wf.Findings
@@ -198,7 +198,7 @@ func findingsFindHook() findHook {
 			if !on {
 				return nil
 			}
-			open, err := findings.List(ctx, p.bus, findings.Filter{})
+			open, err := stored.List(ctx, p.bus, stored.Filter{})
 			if err != nil {
 				return err
 			}

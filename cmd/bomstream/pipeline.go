@@ -13,7 +13,8 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
-	"github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
@@ -63,7 +64,7 @@ type pipeline struct {
 	findingsInline bool
 	// findingsIx is every finding's state, followed from FINDINGS, when
 	// the process serves the API (the findings API and the web pages).
-	findingsIx *findings.Index
+	findingsIx *stored.Index
 	// reg and getenv build sinks that are located, not run (web.go);
 	// closers close them.
 	reg     sinks.Registry

@@ -4,32 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/bomstream/bomstream/inventory"
+	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
-
-// bomVersion is one message of a workload's history on BOMS.
-type bomVersion struct {
-	// Time is when the change was observed (the event's time), or when it
-	// was stored for messages older than the event-time header.
-	Time      time.Time
-	StreamSeq uint64
-	ChangeSeq uint64
-	InputHash string
-	BomHash   string
-	// Tombstone is "" for a BOM, else why the workload has none: "deleted"
-	// or "not-serving".
-	Tombstone string
-	Body      []byte
-}
 
 // findWorkload resolves NAMESPACE/KIND/NAME to the workload's identity
 // (subjects carry uids, not names) through the stream's name index.
@@ -45,25 +29,9 @@ func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (sc
 	return w, err
 }
 
-// history lists every BOM version and tombstone of a workload, oldest first.
-func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVersion, error) {
-	var out []bomVersion
-	err := bus.Messages(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
-		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data) // what can be read of a malformed one
-		v := bomVersion{Time: m.Time, StreamSeq: m.Sequence, Body: m.Data, ChangeSeq: bm.ChangeSeq,
-			InputHash: bm.InputHash, BomHash: bm.BomHash, Tombstone: bm.Tombstone}
-		if !bm.EventTime.IsZero() {
-			v.Time = bm.EventTime
-		}
-		out = append(out, v)
-		return nil
-	})
-	return byChange(out), err
-}
-
-// withHistory opens the stream (quietly), finds the workload named by key and
-// calls fn with its history.
-func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(schemas.Workload, []bomVersion) error) error {
+// withHistory opens the stream (quietly), finds the workload named by key
+// and calls fn with its history (inventory.History).
+func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(context.Context, *pipeline, inventory.Workload) error) error {
 	cfg, err := c.load(cmd, e.getenv, nil)
 	if err != nil {
 		return err
@@ -74,11 +42,11 @@ func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(sche
 		if err != nil {
 			return err
 		}
-		vs, err := history(ctx, p.bus, w)
+		wl, err := inventory.History(ctx, p.bus, w)
 		if err != nil {
 			return err
 		}
-		return fn(w, vs)
+		return fn(ctx, p, wl)
 	})
 }
 
@@ -89,31 +57,13 @@ func historyCmd(e *env) *cobra.Command {
 		Short: "List every BOM version of a workload: when, inputHash, bomHash, runtime, models",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHistory(cmd, e, &c, args[0], func(w schemas.Workload, vs []bomVersion) error {
-				return printHistory(cmd.OutOrStdout(), w, vs)
+			return withHistory(cmd, e, &c, args[0], func(_ context.Context, _ *pipeline, wl inventory.Workload) error {
+				return report.History(cmd.OutOrStdout(), wl.ID, wl.Versions)
 			})
 		},
 	}
 	c.bind(cmd.Flags())
 	return cmd
-}
-
-// printHistory prints vs as report.History does for the kubectl plugin,
-// reading each BOM's facts as the inventory index does.
-func printHistory(out io.Writer, w schemas.Workload, vs []bomVersion) error {
-	ivs := make([]inventory.Version, 0, len(vs))
-	for _, v := range vs {
-		iv := inventory.Version{Time: v.Time, StreamSeq: v.StreamSeq, ChangeSeq: v.ChangeSeq, Tombstone: v.Tombstone, BomHash: v.BomHash, InputHash: v.InputHash}
-		if v.Tombstone == "" {
-			f, err := inventory.ReadFacts(v.Body)
-			if err != nil {
-				iv.Unreadable = err.Error()
-			}
-			iv.Facts = f
-		}
-		ivs = append(ivs, iv)
-	}
-	return report.History(out, w, ivs)
 }
 
 // stamp, tombstoneText and short print as the inventory's reports do
@@ -148,12 +98,16 @@ func getCmd(e *env) *cobra.Command {
 					return fmt.Errorf("--at: %w", err)
 				}
 			}
-			return withHistory(cmd, e, &c, args[0], func(_ schemas.Workload, vs []bomVersion) error {
-				v, err := versionAt(vs, when)
+			return withHistory(cmd, e, &c, args[0], func(ctx context.Context, p *pipeline, wl inventory.Workload) error {
+				v, err := bomAt(wl, when)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
-				_, err = cmd.OutOrStdout().Write(append(v.Body, '\n'))
+				bom, err := api.ReadBOM(ctx, p.bus, v)
+				if err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				_, err = cmd.OutOrStdout().Write(append(bom, '\n'))
 				return err
 			})
 		},
@@ -163,45 +117,22 @@ func getCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// versionAt is the version in effect at t: the last one observed at or
-// before t. Versions are in change order; one whose observation time is
-// earlier than its predecessor's (clocks, file times) takes effect with it.
-// A zero t means the current version.
-func versionAt(vs []bomVersion, t time.Time) (bomVersion, error) {
-	i := len(vs)
-	if !t.IsZero() {
-		var effective time.Time
-		i = 0
-		for _, v := range vs {
-			if v.Time.After(effective) {
-				effective = v.Time
-			}
-			if effective.After(t) {
-				break
-			}
-			i++
-		}
-	}
+// bomAt is the version of wl in effect at t (zero: now), as every reader
+// takes it (inventory.Workload.VersionAt), or why wl had no BOM then.
+func bomAt(wl inventory.Workload, t time.Time) (inventory.Version, error) {
+	v, ok := wl.VersionAt(t)
 	switch {
-	case len(vs) == 0:
-		return bomVersion{}, errors.New("no BOM: it serves no model, or the store lost its BOMs (`bomstream check` tells which)")
-	case i == 0:
-		return bomVersion{}, fmt.Errorf("no BOM at %s (the first is from %s)", stamp(t), firstTime(vs))
+	case len(wl.Versions) == 0:
+		return v, errors.New("no BOM: it serves no model, or the store lost its BOMs (`bomstream check` tells which)")
+	case !ok:
+		return v, fmt.Errorf("no BOM at %s (the first is from %s)", stamp(t), stamp(wl.Versions[0].Time))
 	}
-	v := vs[i-1]
 	switch v.Tombstone {
 	case "":
 		return v, nil
 	case schemas.TombstoneNotServing:
-		return bomVersion{}, errors.New("not serving since " + stamp(v.Time))
+		return v, errors.New("not serving since " + stamp(v.Time))
 	default:
-		return bomVersion{}, errors.New(tombstoneText(v.Tombstone) + " at " + stamp(v.Time))
+		return v, errors.New(tombstoneText(v.Tombstone) + " at " + stamp(v.Time))
 	}
-}
-
-func firstTime(vs []bomVersion) string {
-	if len(vs) == 0 {
-		return "never"
-	}
-	return stamp(vs[0].Time)
 }

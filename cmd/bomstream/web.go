@@ -64,7 +64,7 @@ func webAPIHook(ix *inventory.Index) apiHook {
 		if err != nil {
 			return err
 		}
-		_, err = web.Register(ctx, s, web.Sources{Index: ix, Bus: p.bus, Findings: p.findingsIx, Locate: loc}, nil)
+		_, err = web.Register(ctx, s, web.Sources{Index: ix, Store: p.bus, Findings: p.findingsIx, Locate: loc}, nil)
 		return err
 	}
 }

@@ -12,8 +12,10 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
-	"github.com/bomstream/bomstream/inventory/findings"
+	stored "github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/inventory/web"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
 
@@ -74,15 +76,10 @@ func BenchmarkWeb(b *testing.B) {
 	// As startAPI does: one findings index for the pages and the API.
 	heap := heapAfterGC()
 	start := time.Now()
-	fix := findings.NewIndex()
-	go func() {
-		if err := fix.Load(ctx, bus); err != nil {
-			b.Error(err)
-		}
-		fix.Follow(ctx, bus, time.Second, nil)
-	}()
-	srv.Handle("GET /api/v1/findings", findings.Handler(bus, fix))
-	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Bus: bus, Findings: fix}, nil); err != nil {
+	fix := stored.NewIndex()
+	go follow.New(bus, schemas.StreamFindings, fix).Run(ctx, func(err error) { b.Error(err) })
+	srv.Handle("GET /api/v1/findings", stored.Handler(bus, fix))
+	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Store: bus, Findings: fix}, nil); err != nil {
 		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Minute); !fix.Loaded(); time.Sleep(10 * time.Millisecond) {

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -24,8 +24,8 @@ import (
 // its order need, and the stream sequence of the message that holds its
 // last state (its workload's finding set, or an event of the per-finding
 // layout); the events a page shows are read back by sequence (Page). It
-// is safe for concurrent use: one loader (Load, Follow), any number of
-// readers.
+// is safe for concurrent use: one loader (Load, or a follow.Follower),
+// any number of readers.
 type Index struct {
 	mu      sync.RWMutex
 	byKey   map[uint64]*indexed // by the hash of the finding's name (findingKey)
@@ -69,41 +69,45 @@ func findingKey(ev schemas.FindingEvent) uint64 {
 }
 
 // Load reads the events stored after the last one the index holds, up to
-// the last one stored when it is called. An event it cannot read is
-// counted (Stats) and skipped; the finding's next event puts it right.
+// the last one stored when it is called (see follow.Load; a
+// follow.Follower keeps the index current after). An event it cannot read
+// is counted (Stats) and skipped; the finding's next event puts it right.
 // The stream not existing yet (no findings stage has run) is no error.
-func (ix *Index) Load(ctx context.Context, bus *stream.Bus) error {
-	ix.mu.RLock()
-	from := ix.lastSeq + 1
-	ix.mu.RUnlock()
-	var batch []decodedEvent
-	flush := func() {
-		stream.Parallel(batch, (*decodedEvent).decode)
-		ix.mu.Lock()
-		for i := range batch {
-			ix.apply(&batch[i])
-		}
-		ix.mu.Unlock()
-		batch = batch[:0]
-	}
-	err := bus.Messages(ctx, schemas.StreamFindings, "", from, func(m *jetstream.RawStreamMsg) error {
-		if batch = append(batch, decodedEvent{raw: m}); len(batch) == 4096 {
-			flush()
-		}
-		return nil
-	})
-	flush()
+func (ix *Index) Load(ctx context.Context, r follow.Reader) error {
+	_, err := follow.Load(ctx, r, schemas.StreamFindings, ix)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		ix.Settle()
 		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("findings index: %w", err)
 	}
-	ix.mu.Lock()
-	ix.resort() // once a load, not once a batch
-	ix.loaded = true
-	ix.mu.Unlock()
 	return nil
+}
+
+// Apply adds FINDINGS messages, in stream order (follow.Index): they are
+// decoded in parallel, then added under the write lock.
+func (ix *Index) Apply(msgs []*jetstream.RawStreamMsg) {
+	batch := make([]decodedEvent, len(msgs))
+	for i, m := range msgs {
+		batch[i].raw = m
+	}
+	stream.Parallel(batch, (*decodedEvent).decode)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for i := range batch {
+		ix.apply(&batch[i])
+	}
+}
+
+// Settle puts the workloads added since in order, and marks the index
+// loaded (follow.Index): it is called once every message stored so far
+// is applied.
+func (ix *Index) Settle() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.resort()
+	ix.loaded = true
 }
 
 // decodedEvent is one message of FINDINGS, decoded outside the lock: a
@@ -207,45 +211,32 @@ func (ix *Index) workload(key string, w schemas.Workload) *indexedWorkload {
 }
 
 // resort puts the workloads a load added in order, at its end (a
-// selection meanwhile lists the workloads that were in order before); the
-// caller holds the write lock.
+// selection meanwhile lists the workloads that were in order before): the
+// few a follower adds go in their place, many sort them all. The caller
+// holds the write lock.
 func (ix *Index) resort() {
 	if len(ix.pending) == 0 {
 		return
 	}
+	if len(ix.pending) <= len(ix.order)/8 {
+		for _, iw := range ix.pending {
+			i, _ := slices.BinarySearchFunc(ix.order, iw, compareWorkloads)
+			ix.order = slices.Insert(ix.order, i, iw)
+		}
+		ix.pending = nil
+		return
+	}
 	ix.order = append(ix.order, ix.pending...)
 	ix.pending = nil
-	slices.SortFunc(ix.order, func(a, b *indexedWorkload) int {
-		return cmp.Or(cmp.Compare(a.w.Cluster, b.w.Cluster), cmp.Compare(a.w.Namespace, b.w.Namespace), cmp.Compare(a.w.Kind, b.w.Kind),
-			cmp.Compare(a.w.Name, b.w.Name), cmp.Compare(a.w.UID, b.w.UID))
-	})
+	slices.SortFunc(ix.order, compareWorkloads)
 }
 
-// Follow loads what FINDINGS stored since, every interval, until ctx
-// ends; a read that fails is reported to onErr (when set) and tried again
-// at the next tick.
-func (ix *Index) Follow(ctx context.Context, bus *stream.Bus, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		st, err := bus.State(ctx, schemas.StreamFindings)
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			err = nil
-		} else if err == nil && st.LastSeq > ix.LastSeq() {
-			err = ix.Load(ctx, bus)
-		}
-		if err != nil && ctx.Err() == nil && onErr != nil {
-			onErr(err)
-		}
-	}
+func compareWorkloads(a, b *indexedWorkload) int {
+	return cmp.Or(cmp.Compare(a.w.Cluster, b.w.Cluster), cmp.Compare(a.w.Namespace, b.w.Namespace), cmp.Compare(a.w.Kind, b.w.Kind),
+		cmp.Compare(a.w.Name, b.w.Name), cmp.Compare(a.w.UID, b.w.UID))
 }
 
-// Loaded reports whether a first Load has completed.
+// Loaded reports whether a first Load has completed (or a follower's).
 func (ix *Index) Loaded() bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -345,7 +336,7 @@ func (ix *Index) Select(f Filter, from, to int) (Selection, error) {
 
 // Events reads back the events of the page Select kept, by the stream
 // sequences of their messages (one read per message).
-func (s Selection) Events(ctx context.Context, bus *stream.Bus) ([]schemas.FindingEvent, error) {
+func (s Selection) Events(ctx context.Context, store MsgReader) ([]schemas.FindingEvent, error) {
 	out := make([]schemas.FindingEvent, 0, len(s.picks))
 	var set schemas.FindingSet
 	var setSeq uint64
@@ -354,7 +345,7 @@ func (s Selection) Events(ctx context.Context, bus *stream.Bus) ([]schemas.Findi
 			if p.seq == setSeq {
 				return setEvent(set, p)
 			}
-			m, err := bus.GetMsg(ctx, schemas.StreamFindings, p.seq)
+			m, err := store.GetMsg(ctx, schemas.StreamFindings, p.seq)
 			if err == nil && m == nil {
 				err = errors.New("no longer stored")
 			}

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
 )
 
 // States a Filter selects.
@@ -41,8 +40,8 @@ func (f Filter) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("state: %q is not open, resolved or all", f.State))
 	}
-	if f.Severity != "" && !ValidSeverity(f.Severity) {
-		errs = append(errs, fmt.Errorf("severity: %q is not one of %s", f.Severity, strings.Join(Severities, ", ")))
+	if f.Severity != "" && !schemas.ValidFindingSeverity(f.Severity) {
+		errs = append(errs, fmt.Errorf("severity: %q is not one of %s", f.Severity, strings.Join(schemas.FindingSeverities, ", ")))
 	}
 	if f.Rule != "" && !schemas.ValidFindingRule(f.Rule) {
 		errs = append(errs, fmt.Errorf("rule: %q is not a rule id (1-63 characters of [a-z0-9-])", f.Rule))
@@ -62,12 +61,12 @@ func (f Filter) match(ev schemas.FindingEvent) bool {
 
 // List returns the findings f selects, each as its last event, sorted by
 // cluster, namespace, kind, name, rule and subject.
-func List(ctx context.Context, bus *stream.Bus, f Filter) ([]schemas.FindingEvent, error) {
+func List(ctx context.Context, store Store, f Filter) ([]schemas.FindingEvent, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	var out []schemas.FindingEvent
-	err := Each(ctx, bus, f.Cluster, func(ev schemas.FindingEvent, _ uint64) error {
+	err := Each(ctx, store, f.Cluster, func(ev schemas.FindingEvent, _ uint64) error {
 		if f.match(ev) {
 			out = append(out, ev)
 		}
@@ -93,16 +92,16 @@ type WorkloadFindings struct {
 // (for `find --findings`): one direct read per workload (a few more for a
 // workload whose findings are stored in the per-finding layout only),
 // whatever the size of FINDINGS.
-func OpenFor(ctx context.Context, bus *stream.Bus, ws []schemas.Workload) ([]WorkloadFindings, error) {
+func OpenFor(ctx context.Context, store Store, ws []schemas.Workload) ([]WorkloadFindings, error) {
 	out := make([]WorkloadFindings, 0, len(ws))
 	for _, w := range ws {
-		st, err := workloadState(ctx, bus, w)
+		st, err := WorkloadState(ctx, store, w)
 		if err != nil {
 			return out, err
 		}
 		wf := WorkloadFindings{Workload: w, Findings: []schemas.FindingEvent{}}
-		for i := range st.set.Findings {
-			if ev := st.set.Event(i); ev.State == schemas.FindingOpened {
+		for i := range st.Set.Findings {
+			if ev := st.Set.Event(i); ev.State == schemas.FindingOpened {
 				wf.Findings = append(wf.Findings, ev)
 			}
 		}
@@ -125,12 +124,12 @@ type Page struct {
 
 // ListPage lists the findings f selects and cuts page (a token from an
 // earlier Page, "" for the first) of at most limit items.
-func ListPage(ctx context.Context, bus *stream.Bus, f Filter, page string, limit int) (Page, error) {
+func ListPage(ctx context.Context, store Store, f Filter, page string, limit int) (Page, error) {
 	from, err := pageOffset(page)
 	if err != nil {
 		return Page{}, err
 	}
-	all, err := List(ctx, bus, f)
+	all, err := List(ctx, store, f)
 	if err != nil {
 		return Page{}, err
 	}
@@ -159,7 +158,7 @@ func pageOffset(page string) (int, error) {
 
 // Page is ListPage answered from the index: the same findings, in the
 // same order, reading back only the page's events.
-func (ix *Index) Page(ctx context.Context, bus *stream.Bus, f Filter, page string, limit int) (Page, error) {
+func (ix *Index) Page(ctx context.Context, store MsgReader, f Filter, page string, limit int) (Page, error) {
 	from, err := pageOffset(page)
 	if err != nil {
 		return Page{}, err
@@ -168,7 +167,7 @@ func (ix *Index) Page(ctx context.Context, bus *stream.Bus, f Filter, page strin
 	if err != nil {
 		return Page{}, err
 	}
-	items, err := sel.Events(ctx, bus)
+	items, err := sel.Events(ctx, store)
 	if err != nil {
 		return Page{}, err
 	}
@@ -186,7 +185,7 @@ func (ix *Index) Page(ctx context.Context, bus *stream.Bus, f Filter, page strin
 // naming it. Mount it at the path of your choice; it reads only. With an
 // index that has loaded (ix may be nil), pages come from it (Index.Page);
 // else each is read from the stream (ListPage).
-func Handler(bus *stream.Bus, ix *Index) http.Handler {
+func Handler(store Store, ix *Index) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -217,9 +216,9 @@ func Handler(bus *stream.Bus, ix *Index) http.Handler {
 		var p Page
 		var err error
 		if ix != nil && ix.Loaded() {
-			p, err = ix.Page(r.Context(), bus, f, q.Get("page"), limit)
+			p, err = ix.Page(r.Context(), store, f, q.Get("page"), limit)
 		} else {
-			p, err = ListPage(r.Context(), bus, f, q.Get("page"), limit)
+			p, err = ListPage(r.Context(), store, f, q.Get("page"), limit)
 		}
 		if err != nil {
 			status := http.StatusInternalServerError

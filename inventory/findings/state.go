@@ -13,28 +13,29 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
 )
 
-// state is a workload's findings as FINDINGS holds them: the last finding
+// State is a workload's findings as FINDINGS holds them: the last finding
 // set of its subject, or, when it has none, the last event of each of its
 // findings in the layout before finding sets (one subject per finding).
-type state struct {
-	set schemas.FindingSet
-	// seq is the sequence of the set's message, 0 when there is none.
-	seq uint64
-	// newest is the newest version the findings were written from.
-	newest uint64
+// The findings stage decides its next set from it.
+type State struct {
+	// Set holds the findings sorted by rule, then subject.
+	Set schemas.FindingSet
+	// Seq is the sequence of the set's message, 0 when there is none.
+	Seq uint64
+	// Newest is the newest version the findings were written from.
+	Newest uint64
 }
 
-// workloadState reads the findings of w: one direct get of the last
+// WorkloadState reads the findings of w: one direct get of the last
 // message of its finding set's subject, riding through a leader election.
 // Without one, on a store that holds findings in the older layout
-// (oldLayout), the last event of each of its finding subjects.
-func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (state, error) {
-	raw, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
+// (OldLayout), the last event of each of its finding subjects.
+func WorkloadState(ctx context.Context, store Store, w schemas.Workload) (State, error) {
+	raw, err := store.LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
 	if err != nil {
-		return state{}, fmt.Errorf("findings of %s: %w", w, err)
+		return State{}, fmt.Errorf("findings of %s: %w", w, err)
 	}
 	if raw != nil {
 		set, err := schemas.DecodeFindingSet(raw.Subject, raw.Data)
@@ -43,39 +44,39 @@ func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (st
 		}
 		// Sorted as the stage writes them; the merge in apply needs it.
 		slices.SortFunc(set.Findings, compareSetFindings)
-		return state{set: set, seq: raw.Sequence, newest: set.ChangeSeq}, nil
+		return State{Set: set, Seq: raw.Sequence, Newest: set.ChangeSeq}, nil
 	}
-	old, err := oldLayout(ctx, bus)
+	old, err := OldLayout(ctx, store)
 	if err != nil || !old {
-		return state{set: schemas.FindingSet{Workload: w}}, err
+		return State{Set: schemas.FindingSet{Workload: w}}, err
 	}
-	return oldWorkloadState(ctx, bus, w)
+	return oldWorkloadState(ctx, store, w)
 }
 
-// oldStores remembers, per bus, whether FINDINGS holds events in the
+// oldStores remembers, per store, whether FINDINGS holds events in the
 // layout before finding sets, so that a store without any is asked once
 // (again a minute later: an older replica may still be writing them).
-var oldStores sync.Map // *stream.Bus -> oldCheck
+var oldStores sync.Map // Store -> oldCheck
 
 type oldCheck struct {
 	has bool
 	at  time.Time
 }
 
-// oldLayout reports whether FINDINGS holds any finding event on a subject
+// OldLayout reports whether FINDINGS holds any finding event on a subject
 // of its own (bomstream.findings.<cluster>.<uid>.<rule>.<key>): one direct
 // get of the last message of the pattern, once per process while it does.
-func oldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
-	if v, ok := oldStores.Load(bus); ok {
+func OldLayout(ctx context.Context, store Store) (bool, error) {
+	if v, ok := oldStores.Load(store); ok {
 		if c := v.(oldCheck); c.has || time.Since(c.at) < time.Minute {
 			return c.has, nil
 		}
 	}
-	m, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.SubjectFindingsPrefix+">")
+	m, err := store.LastMsg(ctx, schemas.StreamFindings, schemas.SubjectFindingsPrefix+">")
 	if err != nil {
 		return false, fmt.Errorf("findings in the per-finding layout: %w", err)
 	}
-	oldStores.Store(bus, oldCheck{has: m != nil, at: time.Now()})
+	oldStores.Store(store, oldCheck{has: m != nil, at: time.Now()})
 	return m != nil, nil
 }
 
@@ -83,14 +84,14 @@ func oldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
 // stream info call listing its finding subjects, then a direct get of each
 // one's last message. An unreadable event is left out (its finding is not
 // open).
-func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (state, error) {
-	st := state{set: schemas.FindingSet{Workload: w}}
-	s, err := bus.Stream(ctx, schemas.StreamFindings)
+func oldWorkloadState(ctx context.Context, store Store, w schemas.Workload) (State, error) {
+	st := State{Set: schemas.FindingSet{Workload: w}}
+	s, err := store.Stream(ctx, schemas.StreamFindings)
 	if err != nil {
 		return st, err
 	}
 	var info *jetstream.StreamInfo
-	err = bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+	err = store.Retry(ctx, true, func(ctx context.Context) (err error) {
 		info, err = s.Info(ctx, jetstream.WithSubjectFilter(schemas.FindingsOfWorkload(w)))
 		return err
 	})
@@ -98,7 +99,7 @@ func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) 
 		return st, fmt.Errorf("findings of %s: %w", w, err)
 	}
 	for subj := range info.State.Subjects {
-		raw, err := bus.LastMsg(ctx, schemas.StreamFindings, subj)
+		raw, err := store.LastMsg(ctx, schemas.StreamFindings, subj)
 		if err != nil {
 			return st, fmt.Errorf("findings of %s: %w", w, err)
 		}
@@ -109,10 +110,10 @@ func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) 
 		if err != nil {
 			continue
 		}
-		st.set.Findings = append(st.set.Findings, schemas.SetFindingOf(ev))
-		st.newest = max(st.newest, ev.ChangeSeq)
+		st.Set.Findings = append(st.Set.Findings, schemas.SetFindingOf(ev))
+		st.Newest = max(st.Newest, ev.ChangeSeq)
 	}
-	slices.SortFunc(st.set.Findings, compareSetFindings)
+	slices.SortFunc(st.Set.Findings, compareSetFindings)
 	return st, nil
 }
 
@@ -126,14 +127,14 @@ func compareSetFindings(a, b schemas.SetFinding) int {
 // store that holds some, the events of the per-finding layout of the
 // workloads that have no set. An unreadable message is skipped and
 // counted in the error returned after the others.
-func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schemas.FindingEvent, seq uint64) error) error {
+func Each(ctx context.Context, store Store, cluster string, fn func(ev schemas.FindingEvent, seq uint64) error) error {
 	sets, events := schemas.SubjectFindingSetPrefix+">", schemas.SubjectFindingsPrefix+">"
 	if cluster != "" {
 		sets, events = schemas.SubjectFindingSetPrefix+cluster+".>", schemas.SubjectFindingsPrefix+cluster+".>"
 	}
 	bad := 0
 	withSet := map[string]bool{} // cluster.uid
-	err := bus.LastPerSubject(ctx, schemas.StreamFindings, sets, false, func(m *jetstream.RawStreamMsg) error {
+	err := store.LastPerSubject(ctx, schemas.StreamFindings, sets, false, func(m *jetstream.RawStreamMsg) error {
 		withSet[strings.TrimPrefix(m.Subject, schemas.SubjectFindingSetPrefix)] = true
 		s, err := schemas.DecodeFindingSet(m.Subject, m.Data)
 		if err != nil {
@@ -150,10 +151,10 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}
-	if old, err := oldLayout(ctx, bus); err != nil || !old {
+	if old, err := OldLayout(ctx, store); err != nil || !old {
 		return errors.Join(err, unreadable(bad))
 	}
-	err = bus.LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
+	err = store.LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
 		if withSet[oldWorkloadKey(m.Subject)] {
 			return nil
 		}

@@ -35,8 +35,9 @@
 // lists and timelines (no BOM body is read to draw the inventory; when the
 // order is by name only the page's entries are built), BOMS for the bodies
 // a workload page shows and compares, a findings index (findings.Index,
-// read from FINDINGS in the background and followed every second; a page
-// of findings reads only its own events back), and a Locator for where
+// read from FINDINGS in the background and followed as it is written,
+// package inventory/follow; a page of findings reads only its own events
+// back), and a Locator for where
 // the sinks hold a version. The fleet's figures are kept until the
 // inventory index moves. What
 // a page shows of a BOM is what the BOM holds: the transformer keeps

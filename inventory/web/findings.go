@@ -84,7 +84,7 @@ func (p *Pages) findings(w http.ResponseWriter, r *http.Request) {
 	if pageNo < pages {
 		d.Next = "?" + with(base, "page", strconv.Itoa(pageNo+1))
 	}
-	evs, err := sel.Events(r.Context(), p.src.Bus)
+	evs, err := sel.Events(r.Context(), p.src.Store)
 	if err != nil {
 		d.Problem = err.Error() // what could be read is shown
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/inventory/follow"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
-	"github.com/bomstream/bomstream/stream"
 )
 
 //go:embed templates/*.html static/*
@@ -38,11 +38,19 @@ type Located struct {
 	Applied string
 }
 
+// Store is what the pages read from the streams: BOM bodies (BOMS, by
+// sequence), findings (FINDINGS), and FINDINGS followed into a findings
+// index when the caller keeps none. A *stream.Bus is one.
+type Store interface {
+	findings.Store
+	follow.Source
+}
+
 // Sources are what the pages read.
 type Sources struct {
 	Index *inventory.Index
-	// Bus reads BOM bodies (BOMS) and findings (FINDINGS).
-	Bus *stream.Bus
+	// Store reads BOM bodies (BOMS) and findings (FINDINGS).
+	Store Store
 	// Findings is the findings index the pages read, kept current by the
 	// caller; when nil, Register makes one and follows FINDINGS itself.
 	Findings *findings.Index
@@ -69,8 +77,8 @@ var pageNames = []string{"inventory", "workload", "findings", "fleet", "login", 
 // Register adds the pages to srv, behind its authentication, and the
 // login form it shows a browser without the token. Without src.Findings
 // it reads FINDINGS into a findings index of its own in the background,
-// then follows it every second, until ctx ends (onErr, when set, hears of
-// a read that failed).
+// then follows it (a follow.Follower) until ctx ends (onErr, when set,
+// hears of a read that failed).
 func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(error)) (*Pages, error) {
 	if src.Now == nil {
 		src.Now = time.Now
@@ -100,12 +108,7 @@ func Register(ctx context.Context, srv *api.Server, src Sources, onErr func(erro
 	srv.Login(http.HandlerFunc(p.login))
 	if p.findingsIx == nil {
 		p.findingsIx = findings.NewIndex()
-		go func() {
-			if err := p.findingsIx.Load(ctx, src.Bus); err != nil && onErr != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-			p.findingsIx.Follow(ctx, src.Bus, time.Second, onErr)
-		}()
+		go follow.New(src.Store, schemas.StreamFindings, p.findingsIx).Run(ctx, onErr)
 	}
 	return p, nil
 }

@@ -113,7 +113,7 @@ func (p *Pages) workload(w http.ResponseWriter, r *http.Request) {
 			d.Diff = &diff
 		}
 	}
-	switch open, err := findings.OpenFor(ctx, p.src.Bus, []schemas.Workload{wl.ID}); {
+	switch open, err := findings.OpenFor(ctx, p.src.Store, []schemas.Workload{wl.ID}); {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 	case err != nil:
 		d.FindingsProblem = "Findings are not shown: " + err.Error()
@@ -276,7 +276,7 @@ func orNone(s string) string {
 
 // view reads the BOM of version v from BOMS.
 func (p *Pages) view(ctx context.Context, v inventory.Version) (bomview.View, error) {
-	bom, err := api.ReadBOM(ctx, p.src.Bus, v)
+	bom, err := api.ReadBOM(ctx, p.src.Store, v)
 	if err != nil {
 		return bomview.View{}, fmt.Errorf("the BOM of version %d: %w", v.ChangeSeq, err)
 	}

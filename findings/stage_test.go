@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
@@ -179,11 +180,11 @@ func TestFindingLifecycle(t *testing.T) {
 		t.Fatalf("replay after the tombstone:\n%s", strings.Join(got, "\n"))
 	}
 
-	open, err := List(context.Background(), bus, Filter{})
+	open, err := stored.List(context.Background(), bus, stored.Filter{})
 	if err != nil || len(open) != 0 {
 		t.Errorf("open findings: %v %v", open, err)
 	}
-	all, err := List(context.Background(), bus, Filter{State: StateAll})
+	all, err := stored.List(context.Background(), bus, stored.Filter{State: stored.StateAll})
 	if err != nil || len(all) != 2 || all[0].OpenedAt.IsZero() {
 		t.Errorf("all findings: %+v %v", all, err)
 	}
@@ -218,7 +219,7 @@ func TestFindingRestartCountsOpenFindings(t *testing.T) {
 	if v := testutil.ToFloat64(st2.tally.g.WithLabelValues("image-digest", "low", "prod", "web")); v != 1 {
 		t.Errorf("gauge of the new stage for web: %v", v)
 	}
-	wf, err := OpenFor(context.Background(), bus, []schemas.Workload{chat, other})
+	wf, err := stored.OpenFor(context.Background(), bus, []schemas.Workload{chat, other})
 	if err != nil || len(wf) != 2 || len(wf[0].Findings) != 2 || len(wf[1].Findings) != 1 {
 		t.Errorf("OpenFor: %+v %v", wf, err)
 	}
@@ -229,25 +230,25 @@ func TestFindingHandler(t *testing.T) {
 	st := startStage(t, bus, nil)
 	publishBOM(t, bus, chat, 1, bomJSON(false), "")
 	bustest.Eventually(t, "an evaluation", 30*time.Second, func() bool { return st.Counts().Evaluated == 1 })
-	ix := NewIndex()
+	ix := stored.NewIndex()
 	if err := ix.Load(context.Background(), bus); err != nil {
 		t.Fatal(err)
 	}
-	for name, ix := range map[string]*Index{"from the stream": nil, "from the index": ix} {
-		t.Run(name, func(t *testing.T) { testHandler(t, httptest.NewServer(Handler(bus, ix))) })
+	for name, ix := range map[string]*stored.Index{"from the stream": nil, "from the index": ix} {
+		t.Run(name, func(t *testing.T) { testHandler(t, httptest.NewServer(stored.Handler(bus, ix))) })
 	}
 }
 
 func testHandler(t *testing.T, srv *httptest.Server) {
 	defer srv.Close()
-	get := func(q string) (int, Page, string) {
+	get := func(q string) (int, stored.Page, string) {
 		resp, err := http.Get(srv.URL + "/api/v1/findings" + q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		var p Page
+		var p stored.Page
 		_ = json.Unmarshal(b, &p)
 		return resp.StatusCode, p, string(b)
 	}
@@ -337,7 +338,7 @@ func TestFindingApplyMerges(t *testing.T) {
 	was := func(state, rule, subject string) schemas.SetFinding {
 		return schemas.SetFinding{State: state, Rule: rule, Severity: "low", Subject: subject, Message: "old", ChangeSeq: 1, Time: then}
 	}
-	old := state{set: schemas.FindingSet{Workload: chat, ChangeSeq: 1, Findings: []schemas.SetFinding{
+	old := stored.State{Set: schemas.FindingSet{Workload: chat, ChangeSeq: 1, Findings: []schemas.SetFinding{
 		was(schemas.FindingOpened, "image-digest", "a"),     // not wanted: resolves
 		was(schemas.FindingResolved, "image-digest", "b"),   // wanted again: opens
 		was(schemas.FindingOpened, "model-unpinned", "c"),   // still wanted: kept
@@ -379,7 +380,7 @@ func TestFindingApplyMerges(t *testing.T) {
 
 	// Nothing opens or resolves: nothing is written.
 	before := raw.Sequence
-	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 3}, at, want, state{set: set, seq: raw.Sequence}, &st.n); err != nil {
+	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 3}, at, want, stored.State{Set: set, Seq: raw.Sequence}, &st.n); err != nil {
 		t.Fatal(err)
 	}
 	if raw, _ := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat)); raw.Sequence != before {

@@ -105,7 +105,7 @@ func TestFindingDenyRange(t *testing.T) {
 
 // ReadFacts on BOMs the transformer rendered (its golden files).
 func TestFindingReadFactsOfRenderedBOMs(t *testing.T) {
-	dir := "../../transformer/testdata/golden/manifests"
+	dir := "../transformer/testdata/golden/manifests"
 	read := func(name string) Facts {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {

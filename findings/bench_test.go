@@ -19,7 +19,7 @@ import (
 // against the default rules: reading its facts and applying every rule
 // (what the stage does per message besides the stream reads and writes).
 func BenchmarkFindingEvaluate(b *testing.B) {
-	paths, err := filepath.Glob("../../transformer/testdata/golden/manifests/*.cdx.json")
+	paths, err := filepath.Glob("../transformer/testdata/golden/manifests/*.cdx.json")
 	if err != nil || len(paths) == 0 {
 		b.Fatalf("golden BOMs: %v", err)
 	}
@@ -59,7 +59,7 @@ func BenchmarkFindingStage(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("BOMSTREAM_BENCH_N")); err == nil && v > 0 {
 		n = v
 	}
-	paths, err := filepath.Glob("../../transformer/testdata/golden/manifests/*.cdx.json")
+	paths, err := filepath.Glob("../transformer/testdata/golden/manifests/*.cdx.json")
 	if err != nil || len(paths) == 0 {
 		b.Fatalf("golden BOMs: %v", err)
 	}
@@ -125,7 +125,7 @@ func BenchmarkFindingFollow(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("BOMSTREAM_BENCH_N")); err == nil && v > 0 {
 		n = v
 	}
-	paths, err := filepath.Glob("../../transformer/testdata/golden/manifests/*.cdx.json")
+	paths, err := filepath.Glob("../transformer/testdata/golden/manifests/*.cdx.json")
 	if err != nil || len(paths) == 0 {
 		b.Fatalf("golden BOMs: %v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/bomstream/bomstream/schemas"
 )
 
 // The checks a rule can make; see docs/findings.md.
@@ -29,8 +31,9 @@ var checkParams = map[string][]string{
 	CheckModelLicense:    nil,
 }
 
-// Severities, from the least to the most severe.
-var Severities = []string{"info", "low", "medium", "high", "critical"}
+// Severities, from the least to the most severe (schemas.FindingSeverities:
+// the read side checks its filters against them too).
+var Severities = schemas.FindingSeverities
 
 // Rule is one rule of a rules file.
 type Rule struct {
@@ -107,7 +110,7 @@ func (r *Rules) IDs() []string {
 }
 
 // ValidSeverity reports whether s is one of Severities.
-func ValidSeverity(s string) bool { return slices.Contains(Severities, s) }
+func ValidSeverity(s string) bool { return schemas.ValidFindingSeverity(s) }
 
 // knownChecks lists the checks for an error message.
 func knownChecks() string {

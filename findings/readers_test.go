@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
@@ -20,7 +21,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 	bus := bustest.Open(t, stream.Config{})
 	st := startStage(t, bus, nil)
 	ctx := context.Background()
-	ix := NewIndex()
+	ix := stored.NewIndex()
 	if err := ix.Load(ctx, bus); err != nil || !ix.Loaded() { // no FINDINGS yet: empty, and loaded
 		t.Fatalf("load before any finding: %v, loaded %v", err, ix.Loaded())
 	}
@@ -34,9 +35,9 @@ func TestIndexAgreesWithList(t *testing.T) {
 		if err := ix.Load(ctx, bus); err != nil {
 			t.Fatal(err)
 		}
-		for _, state := range []string{StateOpen, StateResolved, StateAll} {
-			for _, f := range []Filter{{State: state}, {State: state, Cluster: "prod"}, {State: state, Namespace: "ns-1", Rule: "model-unpinned"}} {
-				want, err := List(ctx, bus, f)
+		for _, state := range []string{stored.StateOpen, stored.StateResolved, stored.StateAll} {
+			for _, f := range []stored.Filter{{State: state}, {State: state, Cluster: "prod"}, {State: state, Namespace: "ns-1", Rule: "model-unpinned"}} {
+				want, err := stored.List(ctx, bus, f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,7 +67,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 				}
 			}
 		}
-		open, err := OpenFor(ctx, bus, ws)
+		open, err := stored.OpenFor(ctx, bus, ws)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 	// Open: the untouched third (10) holds model-unpinned and one or two
 	// image-digest findings (two for w-05 and w-20), the pinned third (10)
 	// one image-digest (its new BOM has one image).
-	if sel, _ := ix.Select(Filter{State: StateOpen}, 0, 0); sel.Total != 10+10+2+10 {
+	if sel, _ := ix.Select(stored.Filter{State: stored.StateOpen}, 0, 0); sel.Total != 10+10+2+10 {
 		t.Errorf("open after the changes: %d, want 32", sel.Total)
 	}
 	if ix.Unreadable() != 0 {

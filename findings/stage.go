@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/engine"
@@ -116,7 +117,7 @@ func (s *Stage) RunInline(ctx context.Context) error {
 // have findings.
 func (s *Stage) start(ctx context.Context) {
 	s.tally.reset()
-	if err := Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
+	if err := stored.Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
 		s.tally.set(ev)
 		return nil
 	}); err != nil {
@@ -200,8 +201,8 @@ func (s *Stage) evaluate(ctx context.Context, bm *schemas.BOMMessage, when time.
 		if err != nil {
 			return err
 		}
-		s.tally.setFindings(&st.set)
-		if bm.ChangeSeq < st.newest {
+		s.tally.setFindings(&st.Set)
+		if bm.ChangeSeq < st.Newest {
 			n.older.Add(1) // a replay, or a late redelivery: FINDINGS is past it
 			return nil
 		}
@@ -222,8 +223,8 @@ func (s *Stage) evaluate(ctx context.Context, bm *schemas.BOMMessage, when time.
 // nothing when neither. Both the set read (st) and want are sorted by
 // rule and subject, one finding per pair: the next set is their merge,
 // sorted the same way.
-func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, st state, n *counters) error {
-	old := st.set.Findings
+func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time, want []Finding, st stored.State, n *counters) error {
+	old := st.Set.Findings
 	r := s.rooms.Get().(*publishRoom)
 	defer s.rooms.Put(r)
 	next := schemas.FindingSet{Workload: bm.Workload, ChangeSeq: bm.ChangeSeq, Time: when, Findings: slices.Grow(r.findings[:0], len(old)+len(want)), Opened: r.opened[:0], Resolved: r.resolved[:0]}
@@ -273,7 +274,7 @@ func (s *Stage) apply(ctx context.Context, bm schemas.BOMMessage, when time.Time
 	if len(next.Opened) == 0 && len(next.Resolved) == 0 {
 		return nil
 	}
-	return s.publish(ctx, r, next, st.seq, n)
+	return s.publish(ctx, r, next, st.Seq, n)
 }
 
 // publish appends the finding set after lastSeq, the last sequence of its
@@ -319,24 +320,25 @@ const (
 	maxRoomFindings = 64
 )
 
-// state is the workload's findings as FINDINGS holds them (workloadState).
+// state is the workload's findings as FINDINGS holds them
+// (stored.WorkloadState).
 // When the version opens something (mayAssume) and the workload has no
 // finding set as far as the process knows (tally), it is taken to
 // have none without reading: the set written is appended only while its
 // subject is still empty, and is read and decided again else, so this
 // saves the read of fresh workloads and changes no outcome.
-func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (state, error) {
+func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (stored.State, error) {
 	if mayAssume && s.tally.absent(w) {
-		old, err := oldLayout(ctx, s.bus)
+		old, err := stored.OldLayout(ctx, s.bus)
 		if err != nil {
-			return state{}, err
+			return stored.State{}, err
 		}
 		if !old {
-			return state{set: schemas.FindingSet{Workload: w}}, nil
+			return stored.State{Set: schemas.FindingSet{Workload: w}}, nil
 		}
 	}
-	st, err := workloadState(ctx, s.bus, w)
-	if err == nil && len(st.set.Findings) > 0 {
+	st, err := stored.WorkloadState(ctx, s.bus, w)
+	if err == nil && len(st.Set.Findings) > 0 {
 		s.tally.known(w)
 	}
 	return st, err

@@ -42,7 +42,7 @@ func TestFindingFactsOfTheTransformerAreReadFacts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(big, "many.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	roots := []string{"../../transformer/testdata/manifests", big, "../../../shared/fixtures/realworld", "../../../shared/fixtures/upstream"}
+	roots := []string{"../transformer/testdata/manifests", big, "../../shared/fixtures/realworld", "../../shared/fixtures/upstream"}
 	boms, models, shrunk := 0, 0, 0
 	for _, root := range roots {
 		if _, err := os.Stat(root); err != nil && strings.Contains(root, "shared") {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
@@ -107,7 +108,7 @@ func TestFindingOldLayoutReadAndSeeded(t *testing.T) {
 	if len(got) != 6 || got[5] != "resolved model-unpinned org/m fixed" || findingsMsgs(t, bus) != 6 {
 		t.Fatalf("events: %q", got)
 	}
-	wf, err := OpenFor(ctx, bus, []schemas.Workload{chat})
+	wf, err := stored.OpenFor(ctx, bus, []schemas.Workload{chat})
 	if err != nil || len(wf[0].Findings) != 1 || wf[0].Findings[0].Rule != "image-digest" || !wf[0].Findings[0].Time.Equal(at) {
 		t.Errorf("chat's open findings: %+v %v", wf, err)
 	}
@@ -122,25 +123,25 @@ func TestFindingOldLayoutReadAndSeeded(t *testing.T) {
 func checkReaders(t *testing.T, bus *stream.Bus, ws []schemas.Workload, open, all int) {
 	t.Helper()
 	ctx := context.Background()
-	ix := NewIndex()
+	ix := stored.NewIndex()
 	if err := ix.Load(ctx, bus); err != nil {
 		t.Fatal(err)
 	}
-	for state, n := range map[string]int{StateOpen: open, StateAll: all} {
-		list, err := List(ctx, bus, Filter{State: state})
+	for state, n := range map[string]int{stored.StateOpen: open, stored.StateAll: all} {
+		list, err := stored.List(ctx, bus, stored.Filter{State: state})
 		if err != nil || len(list) != n {
 			t.Errorf("List %s: %d findings (%v), want %d", state, len(list), err, n)
 		}
-		page, err := ListPage(ctx, bus, Filter{State: state}, "", 1000)
+		page, err := stored.ListPage(ctx, bus, stored.Filter{State: state}, "", 1000)
 		if err != nil || !slices.Equal(page.Items, list) {
 			t.Errorf("ListPage %s: %+v %v", state, page, err)
 		}
-		ipage, err := ix.Page(ctx, bus, Filter{State: state}, "", 1000)
+		ipage, err := ix.Page(ctx, bus, stored.Filter{State: state}, "", 1000)
 		if err != nil || !slices.Equal(ipage.Items, list) {
 			t.Errorf("the index's page %s: %+v %v\nList: %+v", state, ipage.Items, err, list)
 		}
 	}
-	wfs, err := OpenFor(ctx, bus, ws)
+	wfs, err := stored.OpenFor(ctx, bus, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
