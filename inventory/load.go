@@ -11,7 +11,7 @@ import (
 	"github.com/bomstream/bomstream/stream"
 )
 
-// Source is where the index reads BOMS: a *stream.Bus.
+// Source is where the index reads BOMS: a stream.Reader.
 type Source interface {
 	// Messages calls fn in stream order for every message of streamName
 	// from fromSeq up to the last one stored when it was called.
@@ -68,6 +68,7 @@ func (ix *Index) Load(ctx context.Context, src Source) (int, error) {
 		}
 		return nil
 	})
+
 	if len(cur) > 0 {
 		batches <- cur
 	}

@@ -135,7 +135,7 @@ func (b *Bus) AppendChangeAfter(ctx context.Context, ev schemas.WorkloadChange, 
 	if ev.Data.InputHash != "" {
 		msg.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)
 	}
-	ack, err := b.PublishAfter(ctx, msg, schemas.ChangeMsgID(w, lastSeq), lastSeq)
+	ack, err := b.Writer().PublishAfter(ctx, msg, schemas.ChangeMsgID(w, lastSeq), lastSeq)
 	if err != nil {
 		return ack, fmt.Errorf("append change %s: %w", w, err)
 	}

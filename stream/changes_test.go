@@ -24,7 +24,7 @@ func history(t *testing.T, b *Bus, w schemas.Workload) []schemas.WorkloadChange 
 	t.Helper()
 	var evs []schemas.WorkloadChange
 	var prev uint64
-	err := b.Messages(testContext(t), schemas.StreamChanges, schemas.ChangesSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().Messages(testContext(t), schemas.StreamChanges, schemas.ChangesSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
 		if got, want := m.Header.Get(jetstream.MsgIDHeader), schemas.ChangeMsgID(w, prev); got != want {
 			return fmt.Errorf("message %d has msg id %q, want %q: it was not appended after its predecessor", m.Sequence, got, want)
 		}
@@ -36,6 +36,7 @@ func history(t *testing.T, b *Bus, w schemas.Workload) []schemas.WorkloadChange 
 		prev = m.Sequence
 		return nil
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestAppendChanges(t *testing.T) {
 	}
 	for uid, want := range map[string][]string{"a0": {"img:1", "img:other", "img:2"}, "a1": {"img:1", "img:2"}} {
 		var got []string
-		if err := b.Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(testWorkload(uid)), 0, func(m *jetstream.RawStreamMsg) error {
+		if err := b.Reader().Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(testWorkload(uid)), 0, func(m *jetstream.RawStreamMsg) error {
 			var ev schemas.WorkloadChange
 			if err := json.Unmarshal(m.Data, &ev); err != nil {
 				return err
@@ -309,7 +310,7 @@ func TestRetentionKeepsEveryLastEvent(t *testing.T) {
 		}
 	}
 	// A limit of an hour: nothing is that old.
-	if n, err := owner.EnforceRetention(ctx, b, time.Hour, nil); n != 0 || err != nil {
+	if n, err := owner.EnforceRetention(ctx, b, b.Reader(), time.Hour, nil); n != 0 || err != nil {
 		t.Fatalf("an hour's retention removed %d, %v", n, err)
 	}
 	seq, _, err := b.PublishChange(ctx, observed(t, w1, "a:3"))
@@ -319,11 +320,11 @@ func TestRetentionKeepsEveryLastEvent(t *testing.T) {
 	if _, _, err := b.PublishChange(ctx, observed(t, w3, "c:1")); err != nil {
 		t.Fatal(err)
 	}
-	first, err := b.GetMsg(ctx, schemas.StreamChanges, seq)
+	first, err := b.Reader().GetMsg(ctx, schemas.StreamChanges, seq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := owner.TrimBefore(ctx, b, first.Time)
+	n, err := owner.TrimBefore(ctx, b, b.Reader(), first.Time)
 	if err != nil {
 		t.Fatal(err)
 	}

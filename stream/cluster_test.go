@@ -58,7 +58,7 @@ func TestPublishThroughLeaderChange(t *testing.T) {
 			}
 			m := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev." + appends[i].Event.Data.Workload.UID)
 			m.Data = []byte("bom")
-			if _, err := b.Publish(ctx, m, fmt.Sprintf("dev:%s:%d", appends[i].Event.Data.Workload.UID, r.Seq)); err != nil {
+			if _, err := b.Writer().Publish(ctx, m, fmt.Sprintf("dev:%s:%d", appends[i].Event.Data.Workload.UID, r.Seq)); err != nil {
 				t.Fatalf("publish bom: %v", err)
 			}
 		}
@@ -148,7 +148,7 @@ func TestPublishUnderAnotherClusterRefused(t *testing.T) {
 	if !errors.Is(res[0].Err, ErrPublishDenied) {
 		t.Fatalf("appending as c2: %v", res[0].Err)
 	}
-	if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
+	if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
 		t.Fatalf("CHANGES holds c2's workload written by c1: %v, %v", m, err)
 	}
 }

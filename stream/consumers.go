@@ -8,6 +8,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// Durables administers the durable consumers the stages consume through:
+// where each stands, whether one has caught up, and moving or deleting one
+// (the store check, redrive, replay). It holds nothing but the bus.
+type Durables struct{ b *Bus }
+
+// Durables hands out the administration of the durable consumers.
+func (b *Bus) Durables() Durables { return Durables{b} }
+
 // CaughtUp reports whether the durable consumer has been delivered, and has
 // acknowledged (or terminated), every message stored on streamName when the
 // call began. A consumer that does not exist yet has not caught up.
@@ -15,7 +23,8 @@ import (
 // NumPending alone is not enough: a consumer created a moment ago can report
 // nothing pending before it has looked at the stream, so the delivered stream
 // sequence is compared with the stream's last sequence as well.
-func (b *Bus) CaughtUp(ctx context.Context, streamName, durable string) (bool, error) {
+func (d Durables) CaughtUp(ctx context.Context, streamName, durable string) (bool, error) {
+	b := d.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return false, err

@@ -138,7 +138,7 @@ func (b *Bus) DeadLetters(ctx context.Context, stage string, fn func(DeadLetter)
 	if stage != "" {
 		filter = schemas.DLQSubject(stage)
 	}
-	return b.Messages(ctx, schemas.StreamDLQ, filter, 0, func(m *jetstream.RawStreamMsg) error {
+	return b.Reader().Messages(ctx, schemas.StreamDLQ, filter, 0, func(m *jetstream.RawStreamMsg) error {
 		return fn(parseDeadLetter(m))
 	})
 }

@@ -63,10 +63,11 @@ func startFleet(t *testing.T, hubNodes, n int) *fleet {
 func changeHistory(t *testing.T, b *Bus) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	err := b.Headers(testContext(t), schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().Headers(testContext(t), schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		out[m.Subject] = append(out[m.Subject], m.Header.Get(schemas.HeaderInputHash))
 		return nil
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func electionFixture(t *testing.T, ctx context.Context, b *Bus) fixture {
 		}
 		m := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev." + w.UID)
 		m.Data = []byte("bom")
-		if _, err := b.Publish(ctx, m, fmt.Sprintf("dev:%s:%d", w.UID, seq)); err != nil {
+		if _, err := b.Writer().Publish(ctx, m, fmt.Sprintf("dev:%s:%d", w.UID, seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,7 +151,7 @@ func electionFixture(t *testing.T, ctx context.Context, b *Bus) fixture {
 			t.Fatalf("consumer %s settled %d changes, want 20", durable, n)
 		}
 	}
-	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "drained"); err != nil || !done {
+	if done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "drained"); err != nil || !done {
 		t.Fatalf("before the election: caught up %v, %v", done, err)
 	}
 	return f
@@ -173,14 +173,14 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 	}
 	return []electionCall{
 		{"CaughtUp (run --once's drain)", func(ctx context.Context) error {
-			done, err := b.CaughtUp(ctx, schemas.StreamChanges, "drained")
+			done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "drained")
 			if err == nil && !done {
 				err = errors.New("not caught up")
 			}
 			return err
 		}},
 		{"Consumers", func(ctx context.Context) error {
-			cs, err := b.Consumers(ctx, schemas.StreamChanges)
+			cs, err := b.Durables().List(ctx, schemas.StreamChanges)
 			if err == nil && len(cs) != 2 {
 				err = fmt.Errorf("%d consumers (%v), want 2", len(cs), cs)
 			}
@@ -188,7 +188,7 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 		}},
 		{"Messages", func(ctx context.Context) error {
 			n := 0
-			err := b.Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
+			err := b.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
 			return errors.Join(err, count(20, &n))
 		}},
 		{"LatestChanges", func(ctx context.Context) error {
@@ -210,7 +210,7 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 		}},
 		{"RemoveDeadLetter", func(ctx context.Context) error { return b.RemoveDeadLetter(ctx, f.removeID) }},
 		{"GetMsg", func(ctx context.Context) error {
-			m, err := b.GetMsg(ctx, schemas.StreamBOMs, 1)
+			m, err := b.Reader().GetMsg(ctx, schemas.StreamBOMs, 1)
 			if err == nil && m == nil {
 				err = errors.New("no message")
 			}
@@ -224,14 +224,14 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 			return err
 		}},
 		{"LastSeq", func(ctx context.Context) error {
-			seq, err := b.LastSeq(ctx, schemas.StreamBOMs)
+			seq, err := b.Reader().LastSeq(ctx, schemas.StreamBOMs)
 			if err == nil && seq != 20 {
 				err = fmt.Errorf("seq %d, want 20", seq)
 			}
 			return err
 		}},
 		{"State", func(ctx context.Context) error {
-			st, err := b.State(ctx, schemas.StreamChanges)
+			st, err := b.Reader().State(ctx, schemas.StreamChanges)
 			if err == nil && st.Msgs != 20 {
 				err = fmt.Errorf("%d messages, want 20", st.Msgs)
 			}
@@ -262,7 +262,7 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 			return err
 		}},
 		{"ResetConsumer", func(ctx context.Context) error {
-			return b.ResetConsumer(ctx, schemas.StreamChanges, "rewound", 0)
+			return b.Durables().Reset(ctx, schemas.StreamChanges, "rewound", 0)
 		}},
 		{"Retry (the engine's consumer info)", func(ctx context.Context) error {
 			s, err := b.Stream(ctx, schemas.StreamChanges)

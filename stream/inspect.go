@@ -30,12 +30,13 @@ type ConsumerState struct {
 	FromStart bool
 }
 
-// Consumers lists the durable consumers of streamName. A consumer the
+// List lists the durable consumers of streamName. A consumer the
 // server's listing leaves out (its leader is being elected: the listing
 // names it missing, which the client drops) is asked for by name, for at
 // most missingWait: a durable consumer's new leader answers by then, while
 // a reader's ordered consumer on a server that stopped may never answer.
-func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState, error) {
+func (d Durables) List(ctx context.Context, streamName string) ([]ConsumerState, error) {
+	b := d.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
@@ -93,15 +94,16 @@ func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState
 	return out, nil
 }
 
-// missingWait bounds how long Consumers asks for a consumer its listing
+// missingWait bounds how long List asks for a consumer its listing
 // left out.
 const missingWait = 10 * time.Second
 
-// ResetConsumer moves a durable consumer so that seq is the next message
+// Reset moves a durable consumer so that seq is the next message
 // it delivers, every message before it counting as settled; seq 0 means
 // its ack floor, so that every unsettled message comes again. Its stage's
 // dedupe must absorb what comes twice (a sink's ledger does).
-func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq uint64) error {
+func (d Durables) Reset(ctx context.Context, streamName, durable string, seq uint64) error {
+	b := d.b
 	// Repeatable: a second reset to the same place moves nothing.
 	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
 		if seq == 0 {
@@ -117,9 +119,10 @@ func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq
 	return nil
 }
 
-// DeleteConsumer removes a durable consumer; its stage creates it again
+// Delete removes a durable consumer; its stage creates it again
 // when it starts. A consumer that does not exist is no error.
-func (b *Bus) DeleteConsumer(ctx context.Context, streamName, durable string) error {
+func (d Durables) Delete(ctx context.Context, streamName, durable string) error {
+	b := d.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return err
@@ -156,7 +159,8 @@ func (b *Bus) LedgerNames(ctx context.Context) ([]string, error) {
 
 // GetMsg reads the message stored at seq on streamName; nil (and no error)
 // when there is none.
-func (b *Bus) GetMsg(ctx context.Context, streamName string, seq uint64) (*jetstream.RawStreamMsg, error) {
+func (r Reader) GetMsg(ctx context.Context, streamName string, seq uint64) (*jetstream.RawStreamMsg, error) {
+	b := r.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 // event is reported as an error naming its sequence, after the others.
 func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error {
 	var bad []error
-	err := b.LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+cluster+".>", false, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+cluster+".>", false, func(m *jetstream.RawStreamMsg) error {
 		ev, err := DecodeChange(m.Data)
 		if err != nil {
 			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", m.Sequence, err))
@@ -37,14 +37,15 @@ func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev sche
 // it began, or when the consumer says nothing is left, whichever comes
 // first: over a store that lost messages the server's count can be wrong. ErrStop from fn
 // ends it early without an error.
-func (b *Bus) LastPerSubject(ctx context.Context, streamName, filter string, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
+func (r Reader) LastPerSubject(ctx context.Context, streamName, filter string, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
+	b := r.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return err
 	}
 	var end uint64
 	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		end, err = b.LastStored(ctx, streamName, filter)
+		end, err = r.LastStored(ctx, streamName, filter)
 		return err
 	})
 	if err != nil {

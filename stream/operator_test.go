@@ -225,10 +225,10 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 		t.Fatalf("collector c1 publishing as c2: %v", err)
 	}
 	h.assertNoSecret(err, c1Logs)
-	if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(own)); err != nil || m == nil {
+	if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(own)); err != nil || m == nil {
 		t.Fatalf("CHANGES lacks c1's own change: %v, %v", m, err)
 	}
-	if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
+	if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
 		t.Fatalf("CHANGES holds c2's workload written by c1: %v, %v", m, err)
 	}
 
@@ -252,7 +252,7 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 		_, _, err := c1.PublishChange(ctx, observed(t, w, "vllm:a"))
 		assertRefused(t, err, c1Creds, "authentication revoked")
 		h.assertNoSecret(err, c1Logs)
-		if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(w)); err != nil || m != nil {
+		if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(w)); err != nil || m != nil {
 			t.Fatalf("CHANGES holds a revoked user's change: %v, %v", m, err)
 		}
 		c1.Close()

@@ -21,11 +21,21 @@ type PubAck struct {
 	Duplicate bool   // the stream already held a message with the same id
 }
 
+// Writer publishes to the streams: with a message id, on the condition
+// of a subject's last sequence, or without waiting for the ack. It holds
+// nothing but the bus, so it is cheap to pass by value and safe for
+// concurrent use.
+type Writer struct{ b *Bus }
+
+// Writer hands out the bus's publishes.
+func (b *Bus) Writer() Writer { return Writer{b} }
+
 // Publish stores m on the bomstream stream its subject belongs to, with
 // Nats-Msg-Id msgID (none when empty), and waits for the stream's ack. A
 // retried publish with the same id within the duplicate window is stored
 // once (Duplicate says so).
-func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+func (w Writer) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+	b := w.b
 	name, err := streamOf(m.Subject)
 	if err != nil {
 		return PubAck{}, err
@@ -162,6 +172,15 @@ func skipQuotedField(data []byte, prefix string) ([]byte, bool) {
 	return rest[end+2:], true
 }
 
+// PublishAsync sends m without waiting for its stream's ack, with the
+// publish options opts (a message id, an expected stream or last subject
+// sequence): the future settles later. Nothing is retried: the caller
+// settles the future and tries again what failed for a reason Transient
+// or IsWrongLastSeq names. An error means m could not even be sent.
+func (w Writer) PublishAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	return w.b.js.PublishMsgAsync(m, opts...)
+}
+
 // ErrWrongLastSeq is returned by PublishAfter when the subject's last
 // sequence is no longer the one the writer saw: another writer appended
 // first; read again and decide again.
@@ -173,7 +192,8 @@ var ErrWrongLastSeq = errors.New("the subject changed since it was read")
 // it is retried through an election or a timeout even without a msgID: a
 // first attempt that was stored makes the retry fail with
 // ErrWrongLastSeq, and the writer reads again.
-func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastSeq uint64) (PubAck, error) {
+func (w Writer) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastSeq uint64) (PubAck, error) {
+	b := w.b
 	name, err := streamOf(m.Subject)
 	if err != nil {
 		return PubAck{}, err
@@ -207,7 +227,8 @@ func streamOf(subject string) (string, error) {
 
 // LastMsg is the last stored message of subject on streamName, read with a
 // direct get; nil (and no error) when the subject has none.
-func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstream.RawStreamMsg, error) {
+func (r Reader) LastMsg(ctx context.Context, streamName, subject string) (*jetstream.RawStreamMsg, error) {
+	b := r.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
@@ -230,7 +251,8 @@ func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstre
 }
 
 // LastSeq is the last sequence stored on streamName (0 when empty).
-func (b *Bus) LastSeq(ctx context.Context, streamName string) (uint64, error) {
+func (r Reader) LastSeq(ctx context.Context, streamName string) (uint64, error) {
+	b := r.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return 0, err

@@ -65,7 +65,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 	}
 	ix := inventory.New()
 	start := time.Now()
-	if _, err := ix.Load(ctx, p.bus); err != nil {
+	if _, err := ix.Load(ctx, p.bus.Reader()); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
@@ -79,7 +79,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 		}
 		p.findingsIx.Follow(ctx, p.bus, time.Second, warn)
 	}()
-	srv, err := api.New(cfg, ix, p.bus)
+	srv, err := api.New(cfg, ix, p.bus.Reader())
 	if err == nil {
 		for _, h := range append([]apiHook{findingsAPIHook, webAPIHook(ix)}, e.apiHooks...) {
 			if err = h(ctx, srv, p); err != nil {
@@ -92,7 +92,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
 	done := make(chan error, 1)
-	go ix.Follow(ctx, p.bus, time.Second, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
+	go ix.Follow(ctx, p.bus.Reader(), time.Second, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
 	go func() { done <- srv.Serve(ctx, ln) }()
 	log.Info("inventory api listening", zap.String("addr", ln.Addr().String()))
 	if e.apiAddr != nil {

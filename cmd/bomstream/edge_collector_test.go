@@ -72,10 +72,11 @@ func TestCollectorAsAnEdge(t *testing.T) {
 	var subjects []string
 	eventually(t, "the hub holds the edge's change of ml/Deployment/chat", func() bool {
 		subjects = subjects[:0]
-		_ = hub.Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+		_ = hub.Reader().Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 			subjects = append(subjects, m.Subject)
 			return nil
 		})
+
 		return len(subjects) > 0
 	})
 	for _, s := range subjects {
@@ -92,7 +93,7 @@ func TestCollectorAsAnEdge(t *testing.T) {
 	done <- r
 	edge := openBus(t, filepath.Join(dir, "data"), "")
 	n := 0
-	_ = edge.Headers(ctx, schemas.StreamBOMs, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
+	_ = edge.Reader().Headers(ctx, schemas.StreamBOMs, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
 	if n != 0 {
 		t.Errorf("the edge rendered %d BOMs; an edge only collects", n)
 	}

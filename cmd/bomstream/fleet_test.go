@@ -157,7 +157,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	}
 	var changes []change
 	lastChange := map[string]uint64{}
-	if err := bus.Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	if err := bus.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		ev, err := stream.DecodeChange(m.Data)
 		if err != nil {
 			return err
@@ -177,12 +177,13 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	pollFor(t, time.Until(deadline), "a BOM of every change on BOMS", func() bool {
 		clear(bomOf)
 		clear(perChange)
-		_ = bus.Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+		_ = bus.Reader().Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
 			seq, _ := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
 			perChange[seq]++
 			bomOf[seq] = m.Header.Get(schemas.HeaderBomHash)
 			return nil
 		})
+
 		return len(perChange) == want
 	})
 	fileOf := func(c change) string {
@@ -196,7 +197,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	// workload's last change says what the sink applied.
 	pollFor(t, time.Until(deadline), "every sink's ledger at every workload's last change, its consumer at the end of BOMS", func() bool {
 		for _, sink := range []string{"history", "gcs", "latest"} {
-			if done, err := bus.CaughtUp(ctx, schemas.StreamBOMs, "sink-"+sink); err != nil || !done {
+			if done, err := bus.Durables().CaughtUp(ctx, schemas.StreamBOMs, "sink-"+sink); err != nil || !done {
 				return false
 			}
 			entries, _, err := runner.ReadLedger(ctx, bus, sink)

@@ -263,7 +263,7 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 	}
 	var changes []change
 	lastChange := map[string]uint64{} // uid -> last change seq
-	if err := bus.Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	if err := bus.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		ev, err := stream.DecodeChange(m.Data)
 		if err != nil {
 			return err
@@ -283,7 +283,7 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 
 	bomOf := map[uint64]string{} // change seq -> bomHash
 	perChange := map[uint64]int{}
-	if err := bus.Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+	if err := bus.Reader().Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
 		seq, _ := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
 		perChange[seq]++
 		if m.Header.Get(schemas.HeaderTombstone) == "true" {

@@ -245,7 +245,7 @@ func (p *pipeline) run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { // CHANGES keeps every last event
 			defer wg.Done()
-			owner.KeepRetention(ctx, p.bus, p.cfg.Stream.MaxAge, p.log.Named("retention"))
+			owner.KeepRetention(ctx, p.bus, p.bus.Reader(), p.cfg.Stream.MaxAge, p.log.Named("retention"))
 		}()
 	}
 	for _, s := range p.sinks {
@@ -330,7 +330,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			return fmt.Errorf("wait for %s to drain%s: %w", c[1], p.leftOn(c[0], c[1]), ctx.Err())
 		}
 		for {
-			done, err := p.bus.CaughtUp(ctx, c[0], c[1])
+			done, err := p.bus.Durables().CaughtUp(ctx, c[0], c[1])
 			if err != nil && ctx.Err() != nil {
 				return interrupted()
 			}
@@ -356,7 +356,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 func (p *pipeline) leftOn(streamName, durable string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cs, err := p.bus.Consumers(ctx, streamName)
+	cs, err := p.bus.Durables().List(ctx, streamName)
 	if err != nil {
 		return ""
 	}

@@ -48,8 +48,8 @@ func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (sc
 // history lists every BOM version and tombstone of a workload, oldest first.
 func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVersion, error) {
 	var out []bomVersion
-	err := bus.Messages(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
-		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data) // what can be read of a malformed one
+	err := bus.Reader().Messages(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
+		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data)
 		v := bomVersion{Time: m.Time, StreamSeq: m.Sequence, Body: m.Data, ChangeSeq: bm.ChangeSeq,
 			InputHash: bm.InputHash, BomHash: bm.BomHash, Tombstone: bm.Tombstone}
 		if !bm.EventTime.IsZero() {
@@ -58,6 +58,7 @@ func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVer
 		out = append(out, v)
 		return nil
 	})
+
 	return byChange(out), err
 }
 

@@ -37,7 +37,7 @@ func currentBOMs(t *testing.T, data string) map[string]bomVersion2 {
 	t.Helper()
 	b := openBus(t, data, "")
 	out := map[string]bomVersion2{}
-	err := b.LastPerSubject(context.Background(), schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().LastPerSubject(context.Background(), schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
 		bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
 		if err != nil {
 			return err
@@ -45,6 +45,7 @@ func currentBOMs(t *testing.T, data string) map[string]bomVersion2 {
 		out[wkey(bm.Workload)] = bomVersion2{bm.ChangeSeq, bm.BomHash}
 		return nil
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}

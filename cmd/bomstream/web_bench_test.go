@@ -61,13 +61,13 @@ func BenchmarkWeb(b *testing.B) {
 	defer bus.Close()
 	defer cancel() // the pages stop following FINDINGS before the bus closes
 	ix := inventory.New()
-	if _, err := ix.Load(ctx, bus); err != nil {
+	if _, err := ix.Load(ctx, bus.Reader()); err != nil {
 		b.Fatal(err)
 	}
 	if got := ix.Stats().Workloads; got != n {
 		b.Fatalf("index holds %d workloads, want %d", got, n)
 	}
-	srv, err := api.New(api.Config{}, ix, bus)
+	srv, err := api.New(api.Config{}, ix, bus.Reader())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -86,12 +86,13 @@ func (ix *Index) Load(ctx context.Context, bus *stream.Bus) error {
 		ix.mu.Unlock()
 		batch = batch[:0]
 	}
-	err := bus.Messages(ctx, schemas.StreamFindings, "", from, func(m *jetstream.RawStreamMsg) error {
+	err := bus.Reader().Messages(ctx, schemas.StreamFindings, "", from, func(m *jetstream.RawStreamMsg) error {
 		if batch = append(batch, decodedEvent{raw: m}); len(batch) == 4096 {
 			flush()
 		}
 		return nil
 	})
+
 	flush()
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		err = nil
@@ -233,7 +234,7 @@ func (ix *Index) Follow(ctx context.Context, bus *stream.Bus, interval time.Dura
 			return
 		case <-t.C:
 		}
-		st, err := bus.State(ctx, schemas.StreamFindings)
+		st, err := bus.Reader().State(ctx, schemas.StreamFindings)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			err = nil
 		} else if err == nil && st.LastSeq > ix.LastSeq() {
@@ -354,7 +355,7 @@ func (s Selection) Events(ctx context.Context, bus *stream.Bus) ([]schemas.Findi
 			if p.seq == setSeq {
 				return setEvent(set, p)
 			}
-			m, err := bus.GetMsg(ctx, schemas.StreamFindings, p.seq)
+			m, err := bus.Reader().GetMsg(ctx, schemas.StreamFindings, p.seq)
 			if err == nil && m == nil {
 				err = errors.New("no longer stored")
 			}

@@ -20,7 +20,7 @@ import (
 // findingsMsgs is the number of messages on FINDINGS.
 func findingsMsgs(t testing.TB, bus *stream.Bus) uint64 {
 	t.Helper()
-	st, err := bus.State(context.Background(), schemas.StreamFindings)
+	st, err := bus.Reader().State(context.Background(), schemas.StreamFindings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func oldEvent(t testing.TB, bus *stream.Bus, ev schemas.FindingEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, err := bus.LastMsg(context.Background(), schemas.StreamFindings, subj)
+	last, err := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, subj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func oldEvent(t testing.TB, bus *stream.Bus, ev schemas.FindingEvent) {
 	if last != nil {
 		lastSeq = last.Sequence
 	}
-	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, schemas.FindingMsgID(subj, lastSeq), lastSeq); err != nil {
+	if _, err := bus.Writer().PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, schemas.FindingMsgID(subj, lastSeq), lastSeq); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -242,13 +242,14 @@ func TestFindingSecondReplicaWritesNothingTwice(t *testing.T) {
 		t.Errorf("the replays wrote %d messages", again-got)
 	}
 	opened := map[string]int{}
-	err = bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err = bus.Reader().Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
 		set, err := schemas.DecodeFindingSet(m.Subject, m.Data)
 		for _, i := range set.Opened {
 			opened[m.Subject+" "+set.Findings[i].Rule+" "+set.Findings[i].Subject]++
 		}
 		return err
 	})
+
 	for k, c := range opened {
 		if c != 1 {
 			t.Errorf("opened %d times: %s", c, k)
@@ -279,7 +280,7 @@ func TestFindingStaleKnowledgeReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, "", 0); err != nil {
+	if _, err := bus.Writer().PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	publishBOM(t, bus, chat, 3, bomJSON(false), "")

@@ -291,7 +291,7 @@ func (s *Stage) publish(ctx context.Context, r *publishRoom, set schemas.Finding
 	// the same state (or a retry of a stored attempt) write once, the
 	// other reading again.
 	m := &nats.Msg{Subject: subj, Data: body, Header: r.header}
-	if _, err := s.bus.PublishAfter(ctx, m, "", lastSeq); err != nil {
+	if _, err := s.bus.Writer().PublishAfter(ctx, m, "", lastSeq); err != nil {
 		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, err)
 	}
 	n.opened.Add(uint64(len(set.Opened)))

@@ -46,7 +46,7 @@ func publishBOM(t testing.TB, bus *stream.Bus, w schemas.Workload, seq uint64, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.Publish(context.Background(), &nats.Msg{Subject: m.Subject(), Header: h, Data: body}, m.MsgID()); err != nil {
+	if _, err := bus.Writer().Publish(context.Background(), &nats.Msg{Subject: m.Subject(), Header: h, Data: body}, m.MsgID()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -60,7 +60,7 @@ func events(t testing.TB, bus *stream.Bus) []string {
 	line := func(ev schemas.FindingEvent) string {
 		return strings.TrimSpace(ev.State + " " + ev.Rule + " " + ev.Subject + " " + ev.Reason)
 	}
-	err := bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err := bus.Reader().Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
 		if !strings.HasPrefix(m.Subject, schemas.SubjectFindingSetPrefix) {
 			ev, err := schemas.DecodeFindingEvent(m.Subject, m.Data)
 			out = append(out, line(ev))
@@ -72,6 +72,7 @@ func events(t testing.TB, bus *stream.Bus) []string {
 		}
 		return err
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestFindingFollowInline(t *testing.T) {
 	follow := func(seq uint64, bom []byte, tombstone string) {
 		t.Helper()
 		publishBOM(t, bus, chat, seq, bom, tombstone)
-		m, err := bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(chat))
+		m, err := bus.Reader().LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(chat))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +309,7 @@ func TestFindingFollowInline(t *testing.T) {
 	if c := st.Counts(); c.Opened != 2 || c.Resolved != 2 {
 		t.Errorf("counts %+v, want 2 opened and 2 resolved", c)
 	}
-	cs, err := bus.Consumers(context.Background(), schemas.StreamBOMs)
+	cs, err := bus.Durables().List(context.Background(), schemas.StreamBOMs)
 	if err != nil || len(cs) != 0 {
 		t.Errorf("consumers of BOMS with the stage inline: %+v %v, want none", cs, err)
 	}
@@ -351,7 +352,7 @@ func TestFindingApplyMerges(t *testing.T) {
 	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 2}, at, want, old, &st.n); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat))
+	raw, err := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat))
 	if err != nil || raw == nil {
 		t.Fatalf("no finding set written: %v", err)
 	}
@@ -382,7 +383,7 @@ func TestFindingApplyMerges(t *testing.T) {
 	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 3}, at, want, state{set: set, seq: raw.Sequence}, &st.n); err != nil {
 		t.Fatal(err)
 	}
-	if raw, _ := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat)); raw.Sequence != before {
+	if raw, _ := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat)); raw.Sequence != before {
 		t.Errorf("a version that changes nothing wrote a set (seq %d after %d)", raw.Sequence, before)
 	}
 }
@@ -452,7 +453,7 @@ func TestFindingFollowKeepsNothingBetweenSets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(m.Workload))
+		raw, err := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(m.Workload))
 		if err != nil || raw == nil {
 			t.Fatalf("workload %d: no set: %v", i, err)
 		}

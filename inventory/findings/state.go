@@ -32,7 +32,7 @@ type state struct {
 // Without one, on a store that holds findings in the older layout
 // (oldLayout), the last event of each of its finding subjects.
 func workloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) (state, error) {
-	raw, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
+	raw, err := bus.Reader().LastMsg(ctx, schemas.StreamFindings, schemas.FindingSetSubject(w))
 	if err != nil {
 		return state{}, fmt.Errorf("findings of %s: %w", w, err)
 	}
@@ -71,7 +71,7 @@ func oldLayout(ctx context.Context, bus *stream.Bus) (bool, error) {
 			return c.has, nil
 		}
 	}
-	m, err := bus.LastMsg(ctx, schemas.StreamFindings, schemas.SubjectFindingsPrefix+">")
+	m, err := bus.Reader().LastMsg(ctx, schemas.StreamFindings, schemas.SubjectFindingsPrefix+">")
 	if err != nil {
 		return false, fmt.Errorf("findings in the per-finding layout: %w", err)
 	}
@@ -98,7 +98,7 @@ func oldWorkloadState(ctx context.Context, bus *stream.Bus, w schemas.Workload) 
 		return st, fmt.Errorf("findings of %s: %w", w, err)
 	}
 	for subj := range info.State.Subjects {
-		raw, err := bus.LastMsg(ctx, schemas.StreamFindings, subj)
+		raw, err := bus.Reader().LastMsg(ctx, schemas.StreamFindings, subj)
 		if err != nil {
 			return st, fmt.Errorf("findings of %s: %w", w, err)
 		}
@@ -133,7 +133,7 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 	}
 	bad := 0
 	withSet := map[string]bool{} // cluster.uid
-	err := bus.LastPerSubject(ctx, schemas.StreamFindings, sets, false, func(m *jetstream.RawStreamMsg) error {
+	err := bus.Reader().LastPerSubject(ctx, schemas.StreamFindings, sets, false, func(m *jetstream.RawStreamMsg) error {
 		withSet[strings.TrimPrefix(m.Subject, schemas.SubjectFindingSetPrefix)] = true
 		s, err := schemas.DecodeFindingSet(m.Subject, m.Data)
 		if err != nil {
@@ -147,13 +147,14 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 		}
 		return nil
 	})
+
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}
 	if old, err := oldLayout(ctx, bus); err != nil || !old {
 		return errors.Join(err, unreadable(bad))
 	}
-	err = bus.LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
+	err = bus.Reader().LastPerSubject(ctx, schemas.StreamFindings, events, false, func(m *jetstream.RawStreamMsg) error {
 		if withSet[oldWorkloadKey(m.Subject)] {
 			return nil
 		}
@@ -164,6 +165,7 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 		}
 		return fn(ev, m.Sequence)
 	})
+
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}

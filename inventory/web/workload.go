@@ -276,7 +276,7 @@ func orNone(s string) string {
 
 // view reads the BOM of version v from BOMS.
 func (p *Pages) view(ctx context.Context, v inventory.Version) (bomview.View, error) {
-	bom, err := api.ReadBOM(ctx, p.src.Bus, v)
+	bom, err := api.ReadBOM(ctx, p.src.Bus.Reader(), v)
 	if err != nil {
 		return bomview.View{}, fmt.Errorf("the BOM of version %d: %w", v.ChangeSeq, err)
 	}

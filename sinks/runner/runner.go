@@ -301,7 +301,7 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 // superseded reports whether BOMS already holds a newer version of the
 // workload than changeSeq: a latest-only sink then skips this one.
 func (r *Runner) superseded(ctx context.Context, subject string, changeSeq uint64) (bool, error) {
-	last, err := r.bus.LastMsg(ctx, schemas.StreamBOMs, subject)
+	last, err := r.bus.Reader().LastMsg(ctx, schemas.StreamBOMs, subject)
 	if err != nil {
 		return false, fmt.Errorf("latest-only check: %w", err)
 	}

@@ -60,7 +60,7 @@ func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 	t.Helper()
 	m := encode(t, &schemas.BOMMessage{Workload: bom.Workload, ChangeSeq: bom.ChangeSeq, EventTime: bom.Time,
 		BomHash: bom.BomHash, InputHash: bom.InputHash, Images: bom.Images, BOM: bom.Body})
-	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq))
+	ack, err := b.Writer().Publish(testCtx(t), m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 func publishTombstone(t *testing.T, b *stream.Bus, w schemas.Workload, changeSeq uint64, reason string) uint64 {
 	t.Helper()
 	m := encode(t, &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, Tombstone: reason})
-	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(w, changeSeq))
+	ack, err := b.Writer().Publish(testCtx(t), m, schemas.BOMMsgID(w, changeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // settled reports whether the durable consumer has been delivered and has
 // acked everything on BOMS.
 func settled(t *testing.T, b *stream.Bus, durable string) bool {
-	done, err := b.CaughtUp(testCtx(t), schemas.StreamBOMs, durable)
+	done, err := b.Durables().CaughtUp(testCtx(t), schemas.StreamBOMs, durable)
 	return err == nil && done
 }
 
@@ -388,7 +388,7 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 	// A message that breaks the contract.
 	bad := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev.nohdr")
 	bad.Data = []byte("{}")
-	badSeq, err := b.Publish(testCtx(t), bad, "")
+	badSeq, err := b.Writer().Publish(testCtx(t), bad, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 		if len(d.Reason) > stream.MaxReasonBytes {
 			t.Errorf("reason of %d bytes", len(d.Reason))
 		}
-		orig, err := b.LastMsg(testCtx(t), schemas.StreamBOMs, d.Subject)
+		orig, err := b.Reader().LastMsg(testCtx(t), schemas.StreamBOMs, d.Subject)
 		if err != nil || orig == nil {
 			t.Fatalf("dlq seq %d: %v", d.Seq, err)
 		}

@@ -260,7 +260,7 @@ func (e *Engine) runOnce(ctx context.Context) error {
 	switch {
 	case created:
 		e.log.Info("consumer created", zap.String("durable", e.cfg.Durable), zap.String("stream", e.cfg.Stream))
-		last, err := e.bus.LastSeq(ctx, e.cfg.Stream)
+		last, err := e.bus.Reader().LastSeq(ctx, e.cfg.Stream)
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ func publishN(t *testing.T, b *stream.Bus, subjects []string, n int) []string {
 		for _, s := range subjects {
 			m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t." + s)
 			m.Data = []byte(s + ":" + strconv.Itoa(i))
-			if _, err := b.Publish(ctx, m, ""); err != nil {
+			if _, err := b.Writer().Publish(ctx, m, ""); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, string(m.Data))
@@ -89,7 +89,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 func caughtUp(t *testing.T, b *stream.Bus, durable string) func() bool {
 	return func() bool {
-		ok, err := b.CaughtUp(testContext(t), schemas.StreamBOMs, durable)
+		ok, err := b.Durables().CaughtUp(testContext(t), schemas.StreamBOMs, durable)
 		return err == nil && ok
 	}
 }
@@ -219,7 +219,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 		m := nats.NewMsg(subj)
 		m.Data = []byte(d)
 		m.Header.Set("Bomstream-Workload", `{"cluster":"t"}`)
-		if _, err := b.Publish(testContext(t), m, "id-"+d); err != nil {
+		if _, err := b.Writer().Publish(testContext(t), m, "id-"+d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -376,7 +376,7 @@ func TestEngineRecreatesDeletedConsumer(t *testing.T) {
 	}
 	runEngine(t, e)
 	waitUntil(t, "first messages", caughtUp(t, b, "recreate"))
-	if err := b.DeleteConsumer(ctx, schemas.StreamBOMs, "recreate"); err != nil {
+	if err := b.Durables().Delete(ctx, schemas.StreamBOMs, "recreate"); err != nil {
 		t.Fatal(err)
 	}
 	publishN(t, b, []string{"y"}, 2)
@@ -521,7 +521,7 @@ func TestClaimRewindsAfterCrash(t *testing.T) {
 	publishN(t, b, []string{"b"}, 1)
 	m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t.a")
 	m.Data = []byte("a:5")
-	if _, err := b.Publish(testContext(t), m, ""); err != nil {
+	if _, err := b.Writer().Publish(testContext(t), m, ""); err != nil {
 		t.Fatal(err)
 	}
 	var rec recorder

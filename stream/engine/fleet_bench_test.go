@@ -62,7 +62,7 @@ func runPipeline(b *testing.B, bus *stream.Bus, n int) (rate float64, p99 time.D
 		out := nats.NewMsg(schemas.SubjectBOMsPrefix + w.Cluster + "." + w.UID)
 		out.Data = m.Data
 		out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(m.Seq, 10))
-		_, err = bus.Publish(ctx, out, fmt.Sprintf("%s:%s:%d", w.Cluster, w.UID, m.Seq))
+		_, err = bus.Writer().Publish(ctx, out, fmt.Sprintf("%s:%s:%d", w.Cluster, w.UID, m.Seq))
 		return err
 	}
 	export := func(_ context.Context, m *Msg) error {
@@ -187,7 +187,7 @@ func BenchmarkFleetHubCatchUp(b *testing.B) {
 		start := time.Now()
 		var first time.Time
 		for {
-			last, err := hb.LastSeq(ctx, schemas.StreamChanges)
+			last, err := hb.Reader().LastSeq(ctx, schemas.StreamChanges)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -27,7 +27,7 @@ func TestRedriveThroughTheEngine(t *testing.T) {
 	m := nats.NewMsg(subj)
 	m.Data = []byte("x")
 	m.Header.Set("Bomstream-Workload", `{"cluster":"t"}`)
-	if _, err := b.Publish(testContext(t), m, "id-x"); err != nil {
+	if _, err := b.Writer().Publish(testContext(t), m, "id-x"); err != nil {
 		t.Fatal(err)
 	}
 	var mode atomic.Value // "panic", "flaky", "ok"
@@ -100,7 +100,7 @@ func TestRedriveKeepsSubjectOrder(t *testing.T) {
 	var inBusy atomic.Bool
 	m := nats.NewMsg(busy)
 	m.Data = []byte("live")
-	if _, err := b.Publish(testContext(t), m, ""); err != nil {
+	if _, err := b.Writer().Publish(testContext(t), m, ""); err != nil {
 		t.Fatal(err)
 	}
 	cfg := testEngineConfig("order")

@@ -77,7 +77,7 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 	}
 	rep.Floor = floor
 	var errs []error
-	err = bus.LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
+	err = bus.Reader().LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
 		rep.Workloads++
 		ev, err := stream.DecodeChange(m.Data)
 		if err != nil {
@@ -98,6 +98,7 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 		}
 		return ctx.Err()
 	})
+
 	if err != nil {
 		return rep, fmt.Errorf("rerender: %w", err)
 	}
@@ -161,7 +162,7 @@ func compare(ctx context.Context, bus *stream.Bus, r service.Renderer, ev schema
 	if err != nil {
 		return "", fmt.Errorf("rerender %s: render: %w", w, err)
 	}
-	last, err := bus.LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w))
+	last, err := bus.Reader().LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w))
 	if err != nil {
 		return "", fmt.Errorf("rerender %s: %w", w, err)
 	}
@@ -185,7 +186,7 @@ func compare(ctx context.Context, bus *stream.Bus, r service.Renderer, ev schema
 // AckFloor is the CHANGES sequence up to which the transformer's consumer
 // durable settled every event; 0 when it has none yet.
 func AckFloor(ctx context.Context, bus *stream.Bus, durable string) (uint64, error) {
-	cs, err := bus.Consumers(ctx, schemas.StreamChanges)
+	cs, err := bus.Durables().List(ctx, schemas.StreamChanges)
 	if err != nil {
 		return 0, fmt.Errorf("rerender: the transformer's consumer: %w", err)
 	}

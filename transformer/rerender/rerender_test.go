@@ -149,7 +149,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) drain(t *testing.T) {
 	t.Helper()
 	bustest.Eventually(t, "transformer drained", time.Minute, func() bool {
-		ok, err := f.bus.CaughtUp(context.Background(), schemas.StreamChanges, service.DefaultDurable)
+		ok, err := f.bus.Durables().CaughtUp(context.Background(), schemas.StreamChanges, service.DefaultDurable)
 		return err == nil && ok
 	})
 }
@@ -170,7 +170,7 @@ func (f *fixture) changes(t *testing.T) map[string]int {
 
 func (f *fixture) lastSeq(t *testing.T) uint64 {
 	t.Helper()
-	n, err := f.bus.LastSeq(context.Background(), schemas.StreamChanges)
+	n, err := f.bus.Reader().LastSeq(context.Background(), schemas.StreamChanges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestChangedRulesOneEventPerAffectedWorkload(t *testing.T) {
 	f.drain(t)
 	// Each new event made one new BOM version, rendered by the stage.
 	for _, id := range []string{"a", "c"} {
-		m, err := f.bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload(id)))
+		m, err := f.bus.Reader().LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload(id)))
 		if err != nil || m == nil {
 			t.Fatalf("BOM of %s: %v", id, err)
 		}
@@ -263,7 +263,7 @@ func TestNoLongerServing(t *testing.T) {
 		t.Fatalf("rerender: %v", got)
 	}
 	f.drain(t)
-	m, err := f.bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload("b")))
+	m, err := f.bus.Reader().LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload("b")))
 	if err != nil || m == nil || m.Header.Get(schemas.HeaderTombstoneReason) != schemas.TombstoneNotServing {
 		t.Fatalf("b's last BOMS message: %v %v", m, err)
 	}

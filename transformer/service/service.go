@@ -259,7 +259,7 @@ func (s *Service) publishAck(ctx context.Context, m *schemas.BOMMessage, out *na
 		what = "tombstone"
 	}
 	// The id the message carries: a repair may have taken it off.
-	ack, err := s.bus.Publish(ctx, out, out.Header.Get(schemas.HeaderMsgID))
+	ack, err := s.bus.Writer().Publish(ctx, out, out.Header.Get(schemas.HeaderMsgID))
 	if err != nil {
 		return ack, fmt.Errorf("publish %s of %s: %w", what, m.Workload, err)
 	}
@@ -279,7 +279,7 @@ type outcome struct {
 }
 
 func (s *Service) lastOutcome(ctx context.Context, subject string) (outcome, error) {
-	last, err := s.bus.LastMsg(ctx, schemas.StreamBOMs, subject)
+	last, err := s.bus.Reader().LastMsg(ctx, schemas.StreamBOMs, subject)
 	if err != nil || last == nil {
 		return outcome{}, err
 	}

@@ -149,7 +149,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // settled reports whether the consumer has delivered and resolved everything.
 func settled(t *testing.T, b *stream.Bus, durable string) bool {
 	t.Helper()
-	done, err := b.CaughtUp(context.Background(), schemas.StreamChanges, durable)
+	done, err := b.Durables().CaughtUp(context.Background(), schemas.StreamChanges, durable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func settled(t *testing.T, b *stream.Bus, durable string) bool {
 func messages(t *testing.T, b *stream.Bus, streamName, subject string) []*jetstream.RawStreamMsg {
 	t.Helper()
 	var out []*jetstream.RawStreamMsg
-	if err := b.Messages(context.Background(), streamName, subject, 0, func(m *jetstream.RawStreamMsg) error {
+	if err := b.Reader().Messages(context.Background(), streamName, subject, 0, func(m *jetstream.RawStreamMsg) error {
 		out = append(out, m)
 		return nil
 	}); err != nil {
@@ -363,7 +363,7 @@ func publishRaw(t *testing.T, b *stream.Bus, subject string, data []byte) {
 	t.Helper()
 	m := nats.NewMsg(subject)
 	m.Data = data
-	if _, err := b.Publish(context.Background(), m, ""); err != nil {
+	if _, err := b.Writer().Publish(context.Background(), m, ""); err != nil {
 		t.Fatal(err)
 	}
 }
