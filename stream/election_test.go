@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -35,7 +37,7 @@ func TestEveryCallRidesThroughAnElection(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(3*time.Minute, cancel)
 	link := clustertest.NewProxy(t, fmt.Sprintf("127.0.0.1:%d", c.Nodes[0].Port))
-	b, err := Open(ctx, Config{URL: "nats://" + link.Addr(), Replicas: 3}, nil)
+	b, err := stream.Open(ctx, stream.Config{URL: "nats://" + link.Addr(), Replicas: 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func TestEveryCallRidesThroughAnElection(t *testing.T) {
 	f := electionFixture(t, ctx, b)
 	// Longer than a request's timeout (attemptTimeout, and the client's
 	// default): a call that asks once has failed by then.
-	outage := attemptTimeout + 3*time.Second
+	outage := stream.AttemptTimeout + 3*time.Second
 
 	t.Run("unanswered", func(t *testing.T) {
 		callThrough(t, ctx, electionCalls(b, f), link.Stall, outage, link.Flow)
@@ -95,13 +97,14 @@ type fixture struct {
 // electionFixture stores 20 workloads' changes, a BOM each, two dead
 // letters, a ledger entry, and a durable consumer of CHANGES ("drained")
 // that has settled every change.
-func electionFixture(t *testing.T, ctx context.Context, b *Bus) fixture {
+func electionFixture(t *testing.T, ctx context.Context, b *stream.Bus) fixture {
 	t.Helper()
 	var f fixture
+	changes := changelog.New(b)
 	for i := range 20 {
-		w := testWorkload(fmt.Sprintf("e%02d", i))
+		w := stream.TestWorkload(fmt.Sprintf("e%02d", i))
 		f.workloads = append(f.workloads, w)
-		seq, _, err := b.PublishChange(ctx, observed(t, w, "vllm:a"))
+		seq, _, err := changes.PublishChange(ctx, stream.Observed(t, w, "vllm:a"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,9 +115,9 @@ func electionFixture(t *testing.T, ctx context.Context, b *Bus) fixture {
 		}
 	}
 	for i, id := range []*uint64{&f.deadID, &f.removeID} {
-		d := DeadLetter{Stage: "sink.files", Stream: schemas.StreamBOMs, Subject: "bomstream.boms.dev.e00", Seq: uint64(i + 1), Reason: "test"}
+		d := stream.DeadLetter{Stage: "sink.files", Stream: schemas.StreamBOMs, Subject: "bomstream.boms.dev.e00", Seq: uint64(i + 1), Reason: "test"}
 		var err error
-		if *id, err = b.PutDeadLetter(ctx, d, DeadLetterID(d.Stage, d.Stream, d.Seq)); err != nil {
+		if *id, err = b.PutDeadLetter(ctx, d, stream.DeadLetterID(d.Stage, d.Stream, d.Seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,13 +167,14 @@ type electionCall struct {
 
 // electionCalls are the bus's reads and idempotent writes that the stages
 // and run --once make, each checking what it answers.
-func electionCalls(b *Bus, f fixture) []electionCall {
+func electionCalls(b *stream.Bus, f fixture) []electionCall {
 	count := func(want int, n *int) error {
 		if *n != want {
 			return fmt.Errorf("%d read, want %d", *n, want)
 		}
 		return nil
 	}
+	changes := changelog.New(b)
 	return []electionCall{
 		{"CaughtUp (run --once's drain)", func(ctx context.Context) error {
 			done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "drained")
@@ -193,12 +197,12 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 		}},
 		{"LatestChanges", func(ctx context.Context) error {
 			n := 0
-			err := b.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error { n++; return nil })
+			err := changes.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error { n++; return nil })
 			return errors.Join(err, count(20, &n))
 		}},
 		{"DeadLetters (run --once's end)", func(ctx context.Context) error {
 			n := 0
-			err := b.DeadLetters(ctx, "", func(DeadLetter) error { n++; return nil })
+			err := b.DeadLetters(ctx, "", func(stream.DeadLetter) error { n++; return nil })
 			if n == 1 { // the other one may be removed already
 				n = 2
 			}
@@ -217,7 +221,7 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 			return err
 		}},
 		{"LastChange", func(ctx context.Context) error {
-			_, _, ok, err := b.LastChange(ctx, f.workloads[3])
+			_, _, ok, err := changes.LastChange(ctx, f.workloads[3])
 			if err == nil && !ok {
 				err = errors.New("no change")
 			}
@@ -255,7 +259,7 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 		}},
 		{"WorkloadUIDs", func(ctx context.Context) error {
 			w := f.workloads[5]
-			uids, err := b.WorkloadUIDs(ctx, w.Cluster, w.Namespace, w.Kind, w.Name)
+			uids, err := changes.WorkloadUIDs(ctx, w.Cluster, w.Namespace, w.Kind, w.Name)
 			if err == nil && len(uids) != 1 {
 				err = fmt.Errorf("uids %v, want [%s]", uids, w.UID)
 			}

@@ -6,30 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/bomstream/bomstream/schemas"
 )
-
-// LatestChanges calls fn with the last event of every workload of cluster on
-// CHANGES (its current state: an observation or a tombstone) and the event's
-// stream sequence. It reads through an ordered consumer that delivers the last
-// message per subject, and stops when that consumer has nothing left. An unreadable
-// event is reported as an error naming its sequence, after the others.
-func (b *Bus) LatestChanges(ctx context.Context, cluster string, fn func(ev schemas.WorkloadChange, seq uint64) error) error {
-	var bad []error
-	err := b.Reader().LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+cluster+".>", false, func(m *jetstream.RawStreamMsg) error {
-		ev, err := DecodeChange(m.Data)
-		if err != nil {
-			bad = append(bad, fmt.Errorf("CHANGES seq %d: %w", m.Sequence, err))
-			return nil
-		}
-		return fn(ev, m.Sequence)
-	})
-	if err != nil {
-		return fmt.Errorf("latest changes of %s: %w", cluster, err)
-	}
-	return errors.Join(bad...)
-}
 
 // LastPerSubject calls fn, in stream order, with the last message of every
 // subject of streamName that matches filter; headersOnly leaves out the

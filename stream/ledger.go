@@ -30,21 +30,6 @@ func (b *Bus) Ledger(ctx context.Context, sink string) (*Ledger, error) {
 	return &Ledger{kv: kv, b: b}, nil
 }
 
-// KeyValue opens the KV bucket called bucket, creating it when missing,
-// on file storage with the configured replicas and no limits.
-func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:   bucket,
-			Storage:  jetstream.FileStorage,
-			Replicas: b.cfg.replicas(),
-		})
-		return err
-	})
-	return kv, err
-}
-
 // Get reads key; ok is false when it has no entry.
 func (l *Ledger) Get(ctx context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
 	var e jetstream.KeyValueEntry
@@ -79,7 +64,7 @@ func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) 
 		}
 		return err
 	})
-	if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err) {
+	if errors.Is(err, jetstream.ErrKeyExists) || IsWrongLastSeq(err) {
 		return 0, fmt.Errorf("ledger %s: %w", key, ErrLedgerConflict)
 	}
 	if err != nil {

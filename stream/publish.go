@@ -186,6 +186,21 @@ func (w Writer) PublishAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstre
 // first; read again and decide again.
 var ErrWrongLastSeq = errors.New("the subject changed since it was read")
 
+// IsWrongLastSeq reports whether err is the server's answer to a
+// conditional publish or KV update whose expected last sequence was no
+// longer the subject's: another writer got there first.
+func IsWrongLastSeq(err error) bool {
+	if err == nil {
+		return false // without the allocation errors.As makes of apiErr
+	}
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
 // PublishAfter is Publish with optimistic concurrency: m is stored only
 // while its subject's last sequence is still lastSeq (0: the subject has
 // no message), else the error wraps ErrWrongLastSeq. Being conditional,
@@ -201,7 +216,7 @@ func (w Writer) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, las
 	setPublishHeaders(m, name, msgID)
 	expectLastSubjectSeq(m, lastSeq)
 	ack, err := b.publishMsg(ctx, m, true)
-	if isWrongLastSeq(err) {
+	if IsWrongLastSeq(err) {
 		return PubAck{}, fmt.Errorf("publish to %s after seq %d: %w", m.Subject, lastSeq, ErrWrongLastSeq)
 	}
 	if err != nil {

@@ -54,7 +54,7 @@ func TestParsePubAckIsTheDecoder(t *testing.T) {
 			t.Fatalf("%s: the decoder: %v", c.body, jerr)
 		case want.Error != nil:
 			var apiErr *jetstream.APIError
-			if !errors.As(err, &apiErr) || apiErr.ErrorCode != want.Error.ErrorCode || isWrongLastSeq(err) != c.wrongSeq {
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode != want.Error.ErrorCode || IsWrongLastSeq(err) != c.wrongSeq {
 				t.Errorf("%s: %v, want the API error %v", c.body, err, want.Error)
 			}
 			if apiErrorCode(err) != int(want.Error.ErrorCode) {

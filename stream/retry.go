@@ -113,11 +113,16 @@ func (b *Bus) streamGone(ctx context.Context, name string) bool {
 	return errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
+// Transient reports whether err, the answer to a request that is harmless
+// twice (a read, a publish with a Nats-Msg-Id, a conditional write), is
+// one a cluster heals by itself: what the bus's own retry would try again.
+func Transient(err error) bool { return transient(err, true) }
+
 // transient reports whether err is one a cluster heals by itself. A
 // timeout counts only for repeatable requests.
 func transient(err error, repeatable bool) bool {
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, errNotSent) {
+		errors.Is(err, nats.ErrConnectionReconnecting) {
 		return true
 	}
 	if !repeatable {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
@@ -87,7 +88,7 @@ func deadLetterSubject(d stream.DeadLetter) (workload, change string) {
 		}
 	}
 	if d.Stream == schemas.StreamChanges {
-		if ev, err := stream.DecodeChange(d.Data); err == nil && ev.Data.Workload.Name != "" {
+		if ev, err := changelog.Decode(d.Data); err == nil && ev.Data.Workload.Name != "" {
 			return ev.Data.Workload.Key(), strconv.FormatUint(d.Seq, 10)
 		}
 		return d.Subject, strconv.FormatUint(d.Seq, 10)

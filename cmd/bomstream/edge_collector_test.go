@@ -16,6 +16,7 @@ import (
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -84,7 +85,7 @@ func TestCollectorAsAnEdge(t *testing.T) {
 			t.Fatalf("the hub holds a change under %s, not cluster a's subjects", s)
 		}
 	}
-	if w, err := hub.FindWorkload(ctx, "a", "ml", "Deployment", "chat"); err != nil || w.UID == "" {
+	if w, err := changelog.New(hub).FindWorkload(ctx, "a", "ml", "Deployment", "chat"); err != nil || w.UID == "" {
 		t.Fatalf("the hub's name index does not know a/ml/Deployment/chat: %v", err)
 	}
 	// Nothing was rendered at the edge: its store has no BOM.

@@ -28,6 +28,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -57,18 +58,18 @@ func fleetChange(t testing.TB, cluster string, i, r int) schemas.WorkloadChange 
 func appendRound(t testing.TB, ctx context.Context, bus *stream.Bus, cluster string, n, r int) {
 	t.Helper()
 	last := map[string]uint64{}
-	if err := bus.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, seq uint64) error {
+	if err := changelog.New(bus).LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, seq uint64) error {
 		last[ev.Data.Workload.UID] = seq
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var appends []stream.Append
+	var appends []changelog.Append
 	for i := range n {
 		ev := fleetChange(t, cluster, i, r)
-		appends = append(appends, stream.Append{Event: ev, LastSeq: last[ev.Data.Workload.UID]})
+		appends = append(appends, changelog.Append{Event: ev, LastSeq: last[ev.Data.Workload.UID]})
 	}
-	for i, res := range bus.AppendChanges(ctx, appends) {
+	for i, res := range changelog.New(bus).AppendChanges(ctx, appends) {
 		if res.Err != nil || !res.Published {
 			t.Fatalf("append round %d of %s: published %v, %v", r, appends[i].Event.Data.Workload, res.Published, res.Err)
 		}
@@ -158,7 +159,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	var changes []change
 	lastChange := map[string]uint64{}
 	if err := bus.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
-		ev, err := stream.DecodeChange(m.Data)
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 // envBin names a prebuilt bomstream binary for the process tests.
@@ -264,7 +265,7 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 	var changes []change
 	lastChange := map[string]uint64{} // uid -> last change seq
 	if err := bus.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
-		ev, err := stream.DecodeChange(m.Data)
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/owner"
 )
 
@@ -379,7 +380,7 @@ func (p *pipeline) watcher() *files.Watcher {
 		Dir:        p.cfg.Manifests.Dir,
 		Cluster:    p.cfg.Cluster,
 		Normalizer: p.norm,
-		Publisher:  p.bus,
+		Publisher:  changelog.New(p.bus),
 		Limits:     p.cfg.Manifests.limits(),
 		Interval:   p.cfg.Manifests.Interval,
 		Log:        p.log.Named("manifests"),

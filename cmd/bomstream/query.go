@@ -14,6 +14,7 @@ import (
 	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 // bomVersion is one message of a workload's history on BOMS.
@@ -38,8 +39,8 @@ func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (sc
 	if err != nil {
 		return schemas.Workload{}, err
 	}
-	w, err := bus.FindWorkload(ctx, cluster, ns, kind, name)
-	if errors.Is(err, stream.ErrNoWorkload) {
+	w, err := changelog.New(bus).FindWorkload(ctx, cluster, ns, kind, name)
+	if errors.Is(err, changelog.ErrNoWorkload) {
 		return w, fmt.Errorf("workload %s not found in cluster %s", key, cluster)
 	}
 	return w, err

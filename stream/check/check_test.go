@@ -18,6 +18,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -86,7 +87,7 @@ func (f *fixture) change(w schemas.Workload, image string) uint64 {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	seq, _, err := f.bus.PublishChange(f.ctx, ev)
+	seq, _, err := changelog.New(f.bus).PublishChange(f.ctx, ev)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer/service"
 )
 
@@ -76,16 +77,17 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 		return rep, err
 	}
 	rep.Floor = floor
+	changes := changelog.New(bus)
 	var errs []error
 	err = bus.Reader().LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
 		rep.Workloads++
-		ev, err := stream.DecodeChange(m.Data)
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			rep.Failed++
 			errs = append(errs, fmt.Errorf("CHANGES seq %d: %w", m.Sequence, err))
 			return nil
 		}
-		c, pending, err := decide(ctx, bus, r, opts, floor, ev, m.Sequence)
+		c, pending, err := decide(ctx, bus, changes, r, opts, floor, ev, m.Sequence)
 		switch {
 		case err != nil:
 			rep.Failed++
@@ -111,7 +113,7 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 // decide renders ev, the last event of its workload at seq, compares it with
 // the workload's BOM and appends its copy when it changes. pending: the
 // transformer has not handled the workload's last event yet.
-func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Options, floor uint64, ev schemas.WorkloadChange, seq uint64) (c *Change, pending bool, err error) {
+func decide(ctx context.Context, bus *stream.Bus, changes *changelog.Log, r service.Renderer, opts Options, floor uint64, ev schemas.WorkloadChange, seq uint64) (c *Change, pending bool, err error) {
 	w := ev.Data.Workload
 	for range maxAttempts {
 		if seq > floor {
@@ -132,7 +134,7 @@ func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Optio
 		cp.Time = opts.now().UTC()
 		h := nats.Header{}
 		h.Set(schemas.HeaderRerender, opts.Fingerprint)
-		ack, err := bus.AppendChangeAfter(ctx, cp, seq, h)
+		ack, err := changes.AppendChangeAfter(ctx, cp, seq, h)
 		if err == nil && !ack.Duplicate {
 			c.Seq = ack.Seq
 			return c, false, nil
@@ -142,7 +144,7 @@ func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Optio
 		}
 		// Another writer appended first: read the workload again.
 		var ok bool
-		ev, seq, ok, err = bus.LastChange(ctx, w)
+		ev, seq, ok, err = changes.LastChange(ctx, w)
 		if err != nil {
 			return nil, false, fmt.Errorf("rerender %s: %w", w, err)
 		}
@@ -150,7 +152,7 @@ func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Optio
 			return nil, false, nil
 		}
 	}
-	return nil, false, fmt.Errorf("rerender %s: %w", w, stream.ErrConflict)
+	return nil, false, fmt.Errorf("rerender %s: %w", w, changelog.ErrConflict)
 }
 
 // compare renders ev and says how its BOM differs from the workload's

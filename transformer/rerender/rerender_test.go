@@ -12,6 +12,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -137,7 +138,7 @@ func newFixture(t *testing.T) *fixture {
 	f.stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(f.stop)
 	for _, id := range []string{"a", "b", "c"} {
-		if _, _, err := f.bus.PublishChange(ctx, event(t, workload(id), id)); err != nil {
+		if _, _, err := changelog.New(f.bus).PublishChange(ctx, event(t, workload(id), id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +160,7 @@ func (f *fixture) changes(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, id := range []string{"a", "b", "c"} {
-		_, seq, ok, err := f.bus.LastChange(context.Background(), workload(id))
+		_, seq, ok, err := changelog.New(f.bus).LastChange(context.Background(), workload(id))
 		if err != nil || !ok {
 			t.Fatalf("last change of %s: %v", id, err)
 		}
@@ -329,7 +330,7 @@ func TestAtStart(t *testing.T) {
 func TestUntouched(t *testing.T) {
 	ctx := context.Background()
 	fresh := bustest.Open(t, stream.Config{})
-	if _, _, err := fresh.PublishChange(ctx, event(t, workload("a"), "a")); err != nil {
+	if _, _, err := changelog.New(fresh).PublishChange(ctx, event(t, workload("a"), "a")); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := Untouched(ctx, fresh, 0); err != nil || !ok {

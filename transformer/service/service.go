@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -199,7 +200,7 @@ func (s *Service) Publish(ctx context.Context, out *nats.Msg) (duplicate bool, e
 
 // decode reads a change event and checks the identity its outcome needs.
 func decode(data []byte, seq uint64) (schemas.WorkloadChange, error) {
-	ev, err := stream.DecodeChange(data)
+	ev, err := changelog.Decode(data)
 	if err != nil {
 		return ev, engine.Permanent(fmt.Errorf("parse change event at seq %d: %w", seq, err))
 	}

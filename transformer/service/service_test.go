@@ -19,6 +19,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -134,7 +135,7 @@ func newService(t *testing.T, b *stream.Bus, r Renderer, cfg Config, reg prometh
 
 func publish(t *testing.T, b *stream.Bus, ev schemas.WorkloadChange) uint64 {
 	t.Helper()
-	seq, published, err := b.PublishChange(context.Background(), ev)
+	seq, published, err := changelog.New(b).PublishChange(context.Background(), ev)
 	if err != nil || !published {
 		t.Fatalf("publish %s: published %v err %v", ev.ID, published, err)
 	}
