@@ -68,7 +68,6 @@ func (ix *Index) Load(ctx context.Context, src Source) (int, error) {
 		}
 		return nil
 	})
-
 	if len(cur) > 0 {
 		batches <- cur
 	}

@@ -69,7 +69,6 @@ func changeHistory(t *testing.T, b *stream.Bus) map[string][]string {
 		out[m.Subject] = append(out[m.Subject], m.Header.Get(schemas.HeaderInputHash))
 		return nil
 	})
-
 	if err != nil {
 		t.Fatal(err)
 	}

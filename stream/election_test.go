@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // TestEveryCallRidesThroughAnElection is the defect of issue 30: `run
@@ -115,9 +116,9 @@ func electionFixture(t *testing.T, ctx context.Context, b *stream.Bus) fixture {
 		}
 	}
 	for i, id := range []*uint64{&f.deadID, &f.removeID} {
-		d := stream.DeadLetter{Stage: "sink.files", Stream: schemas.StreamBOMs, Subject: "bomstream.boms.dev.e00", Seq: uint64(i + 1), Reason: "test"}
+		d := deadletter.Letter{Stage: "sink.files", Stream: schemas.StreamBOMs, Subject: "bomstream.boms.dev.e00", Seq: uint64(i + 1), Reason: "test"}
 		var err error
-		if *id, err = b.PutDeadLetter(ctx, d, stream.DeadLetterID(d.Stage, d.Stream, d.Seq)); err != nil {
+		if *id, err = deadletter.New(b).Put(ctx, d, deadletter.ID(d.Stage, d.Stream, d.Seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -202,17 +203,17 @@ func electionCalls(b *stream.Bus, f fixture) []electionCall {
 		}},
 		{"DeadLetters (run --once's end)", func(ctx context.Context) error {
 			n := 0
-			err := b.DeadLetters(ctx, "", func(stream.DeadLetter) error { n++; return nil })
+			err := deadletter.New(b).List(ctx, "", func(deadletter.Letter) error { n++; return nil })
 			if n == 1 { // the other one may be removed already
 				n = 2
 			}
 			return errors.Join(err, count(2, &n))
 		}},
 		{"GetDeadLetter", func(ctx context.Context) error {
-			_, err := b.GetDeadLetter(ctx, f.deadID)
+			_, err := deadletter.New(b).Get(ctx, f.deadID)
 			return err
 		}},
-		{"RemoveDeadLetter", func(ctx context.Context) error { return b.RemoveDeadLetter(ctx, f.removeID) }},
+		{"RemoveDeadLetter", func(ctx context.Context) error { return deadletter.New(b).Remove(ctx, f.removeID) }},
 		{"GetMsg", func(ctx context.Context) error {
 			m, err := b.Reader().GetMsg(ctx, schemas.StreamBOMs, 1)
 			if err == nil && m == nil {

@@ -34,7 +34,6 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 			}
 			return nil
 		})
-
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +64,6 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 		_, err := b.js.Publish(ctx, schemas.ChangesSubject(w1), []byte("later"))
 		return err
 	})
-
 	if err != nil || n != 3 {
 		t.Fatalf("iteration with appends visited %d messages (err %v), want 3", n, err)
 	}

@@ -48,6 +48,15 @@ func (w Writer) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck,
 	return ack, nil
 }
 
+// PublishAnyStream is Publish without the expected-stream header: whichever
+// stream takes m's subject stores it. Dead letters go this way, as they
+// always have. Being retried as a repeatable request, m should carry a
+// msgID. The error is the request's, unwrapped.
+func (w Writer) PublishAnyStream(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+	setPublishHeaders(m, "", msgID)
+	return w.b.publishMsg(ctx, m, true)
+}
+
 // setPublishHeaders sets the headers of a publish: the stream expected
 // and the message id, each unless empty; what jetstream's WithExpectStream
 // and WithMsgID set.

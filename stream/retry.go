@@ -132,7 +132,7 @@ func transient(err error, repeatable bool) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
 		return true
 	}
-	switch apiErrorCode(err) {
+	switch APIErrorCode(err) {
 	// no peers for placement (a peer offline), cluster not available,
 	// not leader, stream or consumer offline
 	case 10005, 10008, 10009, 10118, 10119:
@@ -141,11 +141,11 @@ func transient(err error, repeatable bool) bool {
 	return false
 }
 
-// apiErrorCode is the JetStream API error code in err's chain, 0 when none:
+// APIErrorCode is the JetStream API error code in err's chain, 0 when none:
 // from the jetstream package's errors, from the nats package's (a KV watch
 // or listing still goes through the older API), or from the text of one
 // the client flattened into a string (a failed message deletion).
-func apiErrorCode(err error) int {
+func APIErrorCode(err error) int {
 	var apiErr jetstream.JetStreamError
 	if errors.As(err, &apiErr) && apiErr.APIError() != nil {
 		return int(apiErr.APIError().ErrorCode)

@@ -59,7 +59,6 @@ func TestRunOnceHugeArgs(t *testing.T) {
 			largest = max(largest, len(m.Data))
 			return nil
 		})
-
 		if err != nil {
 			t.Fatal(err)
 		}

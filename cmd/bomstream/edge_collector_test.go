@@ -77,7 +77,6 @@ func TestCollectorAsAnEdge(t *testing.T) {
 			subjects = append(subjects, m.Subject)
 			return nil
 		})
-
 		return len(subjects) > 0
 	})
 	for _, s := range subjects {

@@ -30,6 +30,7 @@ import (
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // fleetChange is round r of workload i: a vLLM Deployment whose image tag
@@ -184,7 +185,6 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 			bomOf[seq] = m.Header.Get(schemas.HeaderBomHash)
 			return nil
 		})
-
 		return len(perChange) == want
 	})
 	fileOf := func(c change) string {
@@ -262,7 +262,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	if twice != 0 || back != 0 {
 		t.Errorf("latest-only sink: %d versions printed twice, %d times it went back", twice, back)
 	}
-	if err := bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	if err := deadletter.New(bus).List(ctx, "", func(d deadletter.Letter) error {
 		t.Errorf("dead letter %d from %s: %s", d.ID, d.Stage, d.Reason)
 		return nil
 	}); err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // envBin names a prebuilt bomstream binary for the process tests.
@@ -376,7 +377,7 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 		}
 	}
 
-	if err := bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	if err := deadletter.New(bus).List(ctx, "", func(d deadletter.Letter) error {
 		t.Errorf("dead letter %d from %s: %s", d.ID, d.Stage, d.Reason)
 		return nil
 	}); err != nil {

@@ -59,7 +59,6 @@ func history(ctx context.Context, bus *stream.Bus, w schemas.Workload) ([]bomVer
 		out = append(out, v)
 		return nil
 	})
-
 	return byChange(out), err
 }
 

@@ -189,7 +189,6 @@ func TestSinkErrors(t *testing.T) {
 		dead = append(dead, m)
 		return nil
 	})
-
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,6 @@ func currentBOMs(t *testing.T, data string) map[string]bomVersion2 {
 		out[wkey(bm.Workload)] = bomVersion2{bm.ChangeSeq, bm.BomHash}
 		return nil
 	})
-
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,6 @@ func TestSecretsCorpus(t *testing.T) {
 			}
 			return nil
 		})
-
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,7 +107,6 @@ func TestSecretsNeverLeave(t *testing.T) {
 			}
 			return nil
 		})
-
 		if err != nil {
 			t.Fatal(err)
 		}

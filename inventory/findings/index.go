@@ -92,7 +92,6 @@ func (ix *Index) Load(ctx context.Context, bus *stream.Bus) error {
 		}
 		return nil
 	})
-
 	flush()
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		err = nil

@@ -249,7 +249,6 @@ func TestFindingSecondReplicaWritesNothingTwice(t *testing.T) {
 		}
 		return err
 	})
-
 	for k, c := range opened {
 		if c != 1 {
 			t.Errorf("opened %d times: %s", c, k)

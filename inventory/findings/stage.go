@@ -16,6 +16,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
@@ -135,7 +136,7 @@ func (s *Stage) Durable() string { return s.cfg.Durable }
 
 // Retry puts one dead letter of the stage back through it (see
 // engine.Engine.Redrive), with the same steps as Run.
-func (s *Stage) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (s *Stage) Retry(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	return s.eng.Redrive(ctx, d)
 }
 

@@ -72,7 +72,6 @@ func events(t testing.TB, bus *stream.Bus) []string {
 		}
 		return err
 	})
-
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,6 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 		}
 		return nil
 	})
-
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}
@@ -165,7 +164,6 @@ func Each(ctx context.Context, bus *stream.Bus, cluster string, fn func(ev schem
 		}
 		return fn(ev, m.Sequence)
 	})
-
 	if err != nil {
 		return fmt.Errorf("read findings: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
@@ -366,6 +367,6 @@ func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progre
 // through the sink's engine (see engine.Engine.Redrive), with the same
 // steps as Run: a version the ledger holds already (or a newer one) is
 // skipped, which counts as done.
-func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (r *Runner) Retry(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	return r.eng.Redrive(ctx, d)
 }

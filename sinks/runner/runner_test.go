@@ -21,6 +21,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/sinktest"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // patience bounds every wait; it only fails a test that hangs.
@@ -135,10 +136,10 @@ func settled(t *testing.T, b *stream.Bus, durable string) bool {
 	return err == nil && done
 }
 
-func dlqMessages(t *testing.T, b *stream.Bus, sink string) []stream.DeadLetter {
+func dlqMessages(t *testing.T, b *stream.Bus, sink string) []deadletter.Letter {
 	t.Helper()
-	var out []stream.DeadLetter
-	if err := b.DeadLetters(testCtx(t), "sink."+sink, func(d stream.DeadLetter) error {
+	var out []deadletter.Letter
+	if err := deadletter.New(b).List(testCtx(t), "sink."+sink, func(d deadletter.Letter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
@@ -404,7 +405,7 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 
 	reasons := map[string]string{}
 	for _, d := range dlqMessages(t, b, "picky") {
-		if len(d.Reason) > stream.MaxReasonBytes {
+		if len(d.Reason) > deadletter.MaxReasonBytes {
 			t.Errorf("reason of %d bytes", len(d.Reason))
 		}
 		orig, err := b.Reader().LastMsg(testCtx(t), schemas.StreamBOMs, d.Subject)

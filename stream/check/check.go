@@ -11,6 +11,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // Transformer is what a check needs of the transformer stage;
@@ -164,7 +165,6 @@ func (c *Checker) quick(ctx context.Context, r *Report) (bool, error) {
 		maxChange = max(maxChange, bm.ChangeSeq)
 		return nil
 	})
-
 	if err != nil {
 		return false, err
 	}
@@ -192,7 +192,6 @@ func (c *Checker) quick(ctx context.Context, r *Report) (bool, error) {
 		}
 		return nil
 	})
-
 	if err != nil || suspect {
 		return suspect, err
 	}
@@ -276,7 +275,6 @@ func (s *scan) readBOMs(ctx context.Context) error {
 		}
 		return nil
 	})
-
 }
 
 // workloadName names w, or falls back on the subject when the message did
@@ -300,7 +298,6 @@ func (s *scan) readChanges(ctx context.Context) error {
 		s.onChanges[m.Sequence] = true
 		return nil
 	})
-
 }
 
 // bomsSubject is the BOMS subject of a CHANGES subject.
@@ -312,7 +309,7 @@ func bomsSubject(changes string) string {
 // their outcome is missing for a known reason.
 func (s *scan) readDeadLetters(ctx context.Context) error {
 	s.dlq = map[string]map[uint64]bool{}
-	return s.c.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	return deadletter.New(s.c.bus).List(ctx, "", func(d deadletter.Letter) error {
 		if s.dlq[d.Stage] == nil {
 			s.dlq[d.Stage] = map[uint64]bool{}
 		}

@@ -125,7 +125,6 @@ func (f *fixture) outcomeOf(seq uint64) *jetstream.RawStreamMsg {
 		}
 		return nil
 	})
-
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // publishN publishes n messages on each of the subjects bomstream.boms.t.<s>,
@@ -198,10 +199,10 @@ func TestEngineRetriesInOrderAndReportsDegraded(t *testing.T) {
 }
 
 // deadLetters reads every dead letter of stage.
-func deadLetters(t *testing.T, b *stream.Bus, stage string) []stream.DeadLetter {
+func deadLetters(t *testing.T, b *stream.Bus, stage string) []deadletter.Letter {
 	t.Helper()
-	var out []stream.DeadLetter
-	if err := b.DeadLetters(testContext(t), stage, func(d stream.DeadLetter) error {
+	var out []deadletter.Letter
+	if err := deadletter.New(b).List(testContext(t), stage, func(d deadletter.Letter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
@@ -257,14 +258,14 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 		t.Fatalf("counts %+v", c)
 	}
 	// The dead letter can be read by id and removed.
-	got, err := b.GetDeadLetter(testContext(t), dls[0].ID)
+	got, err := deadletter.New(b).Get(testContext(t), dls[0].ID)
 	if err != nil || string(got.Data) != "refused" {
 		t.Fatalf("GetDeadLetter: %+v %v", got, err)
 	}
-	if err := b.RemoveDeadLetter(testContext(t), dls[0].ID); err != nil {
+	if err := deadletter.New(b).Remove(testContext(t), dls[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.GetDeadLetter(testContext(t), dls[0].ID); !errors.Is(err, stream.ErrNoDeadLetter) {
+	if _, err := deadletter.New(b).Get(testContext(t), dls[0].ID); !errors.Is(err, deadletter.ErrNotFound) {
 		t.Fatalf("removed dead letter: %v", err)
 	}
 }

@@ -78,7 +78,6 @@ func oldSubjects(ctx context.Context, w Walker, cutoff time.Time) (map[string]bo
 		old[m.Subject] = true
 		return nil
 	})
-
 	if err != nil && !errors.Is(err, errPastCutoff) {
 		return nil, 0, fmt.Errorf("retention of %s: %w", schemas.StreamChanges, err)
 	}

@@ -100,7 +100,6 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 		}
 		return ctx.Err()
 	})
-
 	if err != nil {
 		return rep, fmt.Errorf("rerender: %w", err)
 	}

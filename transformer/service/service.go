@@ -13,6 +13,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -308,7 +309,7 @@ func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string
 // Retry puts one dead letter of the transformer back through it: a redrive
 // through the stage's engine (see engine.Engine.Redrive); the event is
 // rendered and its outcome published as Run would.
-func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (s *Service) Retry(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	return s.eng.Redrive(ctx, d)
 }
 

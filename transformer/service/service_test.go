@@ -20,6 +20,7 @@ import (
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
 	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -348,10 +349,10 @@ func TestTombstoneIsPublished(t *testing.T) {
 	}
 }
 
-func dlqMessages(t *testing.T, b *stream.Bus) []stream.DeadLetter {
+func dlqMessages(t *testing.T, b *stream.Bus) []deadletter.Letter {
 	t.Helper()
-	var out []stream.DeadLetter
-	if err := b.DeadLetters(context.Background(), DefaultStage, func(d stream.DeadLetter) error {
+	var out []deadletter.Letter
+	if err := deadletter.New(b).List(context.Background(), DefaultStage, func(d deadletter.Letter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
