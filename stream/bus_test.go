@@ -47,7 +47,7 @@ func TestOpenEmbeddedProvisionsIdempotently(t *testing.T) {
 	if n := s.CachedInfo().State.Msgs; n != 1 {
 		t.Fatalf("CHANGES holds %d messages after restart, want 1", n)
 	}
-	if _, err := b.Ledger(ctx, "file"); err != nil {
+	if _, err := b.KeyValue(ctx, "bomstream-ledger-file"); err != nil {
 		t.Fatal(err)
 	}
 }

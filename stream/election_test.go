@@ -16,6 +16,7 @@ import (
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 	"github.com/bomstream/bomstream/stream/deadletter"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // TestEveryCallRidesThroughAnElection is the defect of issue 30: `run
@@ -122,7 +123,7 @@ func electionFixture(t *testing.T, ctx context.Context, b *stream.Bus) fixture {
 			t.Fatal(err)
 		}
 	}
-	l, err := b.Ledger(ctx, "files")
+	l, err := ledger.Open(ctx, b, "files")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func electionCalls(b *stream.Bus, f fixture) []electionCall {
 			return err
 		}},
 		{"Ledger.All (a sink's start)", func(ctx context.Context) error {
-			l, err := b.Ledger(ctx, "files")
+			l, err := ledger.Open(ctx, b, "files")
 			if err != nil {
 				return err
 			}
@@ -252,7 +253,7 @@ func electionCalls(b *stream.Bus, f fixture) []electionCall {
 			return errors.Join(err, count(1, &n))
 		}},
 		{"LedgerNames", func(ctx context.Context) error {
-			names, err := b.LedgerNames(ctx)
+			names, err := ledger.Names(ctx, b)
 			if err == nil && len(names) != 1 {
 				err = fmt.Errorf("ledgers %v, want [files]", names)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -132,29 +131,6 @@ func (d Durables) Delete(ctx context.Context, streamName, durable string) error 
 		return fmt.Errorf("delete consumer %s on %s: %w", durable, streamName, err)
 	}
 	return nil
-}
-
-// ledgerPrefix names the KV bucket of a sink's ledger.
-const ledgerPrefix = "bomstream-ledger-"
-
-// LedgerNames lists the sinks that have a ledger, whether configured now
-// or not.
-func (b *Bus) LedgerNames(ctx context.Context) ([]string, error) {
-	var out []string
-	err := b.retry(ctx, "", true, func(ctx context.Context) error {
-		out = out[:0]
-		l := b.js.KeyValueStoreNames(ctx)
-		for name := range l.Name() {
-			if sink, ok := strings.CutPrefix(name, ledgerPrefix); ok {
-				out = append(out, sink)
-			}
-		}
-		return l.Error()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ledgers: %w", err)
-	}
-	return out, nil
 }
 
 // GetMsg reads the message stored at seq on streamName; nil (and no error)

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -27,6 +28,23 @@ func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, 
 		return err
 	})
 	return kv, err
+}
+
+// Buckets lists the names of the KV buckets.
+func (b *Bus) Buckets(ctx context.Context) ([]string, error) {
+	var out []string
+	err := b.retry(ctx, "", true, func(ctx context.Context) error {
+		out = out[:0]
+		l := b.js.KeyValueStoreNames(ctx)
+		for name := range l.Name() {
+			out = append(out, name)
+		}
+		return l.Error()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("buckets: %w", err)
+	}
+	return out, nil
 }
 
 // KeyToken makes s one KV key token: as is when it is made of [-_=A-Za-z0-9],

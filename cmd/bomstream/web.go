@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // defaultWebListen is where `bomstream web` serves when nothing says.
@@ -111,7 +112,7 @@ func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
 		var errs []error
 		// A sink that never ran has no ledger: look first, for opening one
 		// would create it, and the pages only read.
-		ledgers, err := p.bus.LedgerNames(ctx)
+		ledgers, err := ledger.Names(ctx, p.bus)
 		if err != nil {
 			errs = append(errs, err)
 		}

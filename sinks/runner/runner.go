@@ -17,6 +17,7 @@ import (
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // Runner drives one sink from its durable consumer on BOMS.
@@ -30,7 +31,7 @@ type Runner struct {
 	m          *metrics
 	n          counters
 	eng        *engine.Engine
-	ledger     *stream.Ledger
+	ledger     *ledger.Ledger
 
 	mu    sync.Mutex
 	view  map[string]cached // the ledger as this process knows it
@@ -74,7 +75,7 @@ func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Lo
 		view: map[string]cached{}, names: map[string]uint64{}, seed: maphash.MakeSeed()}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if r.ledger, err = bus.Ledger(ctx, name); err != nil {
+	if r.ledger, err = ledger.Open(ctx, bus, name); err != nil {
 		return nil, err
 	}
 	bad := 0
@@ -284,7 +285,7 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 			r.remember(key, cached{e: next, rev: rev})
 			return nil
 		}
-		if !errors.Is(err, stream.ErrLedgerConflict) || attempt >= 5 {
+		if !errors.Is(err, ledger.ErrConflict) || attempt >= 5 {
 			return fmt.Errorf("record %s in the ledger: %w", it.workload, err)
 		}
 		raw, rev, ok, gerr := r.ledger.Get(ctx, key)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // consumers finds consumers past their stream's end, a transformer that
@@ -57,7 +58,7 @@ func (s *scan) reset(cs stream.ConsumerState, seq uint64) func(context.Context) 
 // ledgers holds each sink's ledger against BOMS.
 func (s *scan) ledgers(ctx context.Context) error {
 	r := s.r
-	sinks, err := s.c.bus.LedgerNames(ctx)
+	sinks, err := ledger.Names(ctx, s.c.bus)
 	if err != nil {
 		return err
 	}
