@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bomlog"
 	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/stream/ledger"
@@ -303,15 +304,14 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 // superseded reports whether BOMS already holds a newer version of the
 // workload than changeSeq: a latest-only sink then skips this one.
 func (r *Runner) superseded(ctx context.Context, subject string, changeSeq uint64) (bool, error) {
-	last, err := r.bus.Reader().LastMsg(ctx, schemas.StreamBOMs, subject)
+	last, ok, err := bomlog.New(r.bus).Last(ctx, subject)
 	if err != nil {
 		return false, fmt.Errorf("latest-only check: %w", err)
 	}
-	if last == nil {
+	if !ok {
 		return false, nil
 	}
-	lastMsg, _ := schemas.DecodeBOMMessage("", last.Header, last.Data) // unreadable: 0, not newer
-	return lastMsg.ChangeSeq > changeSeq, nil
+	return last.ChangeSeq > changeSeq, nil // unreadable: 0, not newer
 }
 
 // ReplayOptions choose what a replay re-drives.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bomlog"
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -163,18 +164,17 @@ func compare(ctx context.Context, bus *stream.Bus, r service.Renderer, ev schema
 	if err != nil {
 		return "", fmt.Errorf("rerender %s: render: %w", w, err)
 	}
-	last, err := bus.Reader().LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w))
+	last, ok, err := bomlog.New(bus).Last(ctx, schemas.BOMsSubject(w))
 	if err != nil {
 		return "", fmt.Errorf("rerender %s: %w", w, err)
 	}
 	var old []byte
-	if last != nil {
-		m, err := schemas.DecodeBOMMessage(last.Subject, last.Header, last.Data)
-		if err != nil {
-			return "", fmt.Errorf("rerender %s: BOMS seq %d: %w", w, last.Sequence, err)
+	if ok {
+		if last.Err != nil {
+			return "", fmt.Errorf("rerender %s: BOMS seq %d: %w", w, last.Seq, last.Err)
 		}
-		if !m.IsTombstone() {
-			old = m.BOM
+		if !last.IsTombstone() {
+			old = last.BOM
 		}
 	}
 	what, err := difference(old, res.BOM)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bomlog"
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
@@ -261,7 +262,7 @@ func (s *Service) publishAck(ctx context.Context, m *schemas.BOMMessage, out *na
 		what = "tombstone"
 	}
 	// The id the message carries: a repair may have taken it off.
-	ack, err := s.bus.Writer().Publish(ctx, out, out.Header.Get(schemas.HeaderMsgID))
+	ack, err := bomlog.New(s.bus).Append(ctx, out)
 	if err != nil {
 		return ack, fmt.Errorf("publish %s of %s: %w", what, m.Workload, err)
 	}
@@ -281,11 +282,11 @@ type outcome struct {
 }
 
 func (s *Service) lastOutcome(ctx context.Context, subject string) (outcome, error) {
-	last, err := s.bus.Reader().LastMsg(ctx, schemas.StreamBOMs, subject)
-	if err != nil || last == nil {
+	last, ok, err := bomlog.New(s.bus).Last(ctx, subject)
+	if err != nil || !ok {
 		return outcome{}, err
 	}
-	m, _ := schemas.DecodeBOMMessage(subject, last.Header, last.Data) // what it can read of a malformed one
+	m := last.BOMMessage // what it can read of a malformed one
 	return outcome{changeSeq: m.ChangeSeq, serving: !m.IsTombstone(), msg: m}, nil
 }
 
