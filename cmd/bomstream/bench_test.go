@@ -2,7 +2,7 @@ package main
 
 // Benchmarks of the whole in-process pipeline (issue "Event backbone"): the
 // embedded JetStream server with its file store, collector-side publishing
-// with Bus.PublishChange, the transformer stage, and a file sink driven by its
+// with changelog.Log.PublishChange, the transformer stage, and a file sink driven by its
 // runner, wired by newPipeline exactly as `bomstream run` wires them.
 //
 // Full size (100,000 workloads; takes minutes):
