@@ -227,7 +227,7 @@ func (e *Engine) deadLetterOf(m *Msg, reason string) deadletter.Letter {
 func (d *dispatcher) deadLetter(dl *delivery, m *Msg, reason string) {
 	e := d.e
 	reason = schemas.RedactText(reason)
-	_, err := deadletter.New(e.bus).Put(d.work, e.deadLetterOf(m, reason), deadletter.ID(e.cfg.Stage, e.cfg.Stream, m.Seq))
+	_, err := e.dlq.Put(d.work, e.deadLetterOf(m, reason), deadletter.ID(e.cfg.Stage, e.cfg.Stream, m.Seq))
 	if err != nil {
 		e.log.Error("dead-letter publish failed; the message will be redelivered", zap.String("subject", m.Subject),
 			zap.Uint64("seq", m.Seq), zap.String("reason", reason), zap.Error(err))

@@ -60,7 +60,7 @@ func (e *Engine) Redrive(ctx context.Context, d deadletter.Letter) (Redriven, er
 		if err == nil {
 			e.m.handled.WithLabelValues("ok").Inc()
 			e.n.ok.Add(1)
-			if err := deadletter.New(e.bus).Remove(ctx, d.ID); err != nil {
+			if err := e.dlq.Remove(ctx, d.ID); err != nil {
 				return Redriven{}, fmt.Errorf("redrive: handled, but %w", err)
 			}
 			return Redriven{Done: true}, nil
@@ -87,7 +87,7 @@ func (e *Engine) Redrive(ctx context.Context, d deadletter.Letter) (Redriven, er
 	// stream's duplicate window, and a redrive retried after a crash finds
 	// its own.
 	msgID := deadletter.ID(e.cfg.Stage, e.cfg.Stream, m.Seq) + ":redrive:" + strconv.FormatUint(d.ID, 10)
-	id, err := deadletter.New(e.bus).Put(ctx, e.deadLetterOf(m, reason), msgID)
+	id, err := e.dlq.Put(ctx, e.deadLetterOf(m, reason), msgID)
 	if err != nil {
 		return Redriven{}, fmt.Errorf("redrive dead letter %d: %w", d.ID, err)
 	}
@@ -96,7 +96,7 @@ func (e *Engine) Redrive(ctx context.Context, d deadletter.Letter) (Redriven, er
 	e.log.Error("dead-lettered again", zap.String("subject", m.Subject), zap.Uint64("seq", m.Seq), zap.Uint64("was", d.ID),
 		zap.Uint64("id", id), zap.String("reason", reason))
 	if id != d.ID {
-		if err := deadletter.New(e.bus).Remove(ctx, d.ID); err != nil {
+		if err := e.dlq.Remove(ctx, d.ID); err != nil {
 			return Redriven{}, fmt.Errorf("redrive: dead-lettered again as %d, but %w", id, err)
 		}
 	}
