@@ -13,10 +13,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
-// Publisher is what a source needs of the stream; *stream.Bus satisfies it.
+// Publisher is what a source needs of the change log; *changelog.Log
+// satisfies it.
 type Publisher interface {
 	// PublishChange appends ev to its workload's history unless that history
 	// already ends in the same state (same type and input hash); published
@@ -30,7 +31,7 @@ type Publisher interface {
 	// AppendChanges appends many events at once, each expected to follow the
 	// sequence its workload had when LatestChanges read it; an expectation
 	// that turned stale is decided again the way PublishChange decides.
-	AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult
+	AppendChanges(ctx context.Context, appends []changelog.Append) []changelog.AppendResult
 }
 
 // ReconcilerConfig configures a Reconciler.
@@ -235,7 +236,7 @@ func (r *Reconciler) Sync(ctx context.Context, desired []schemas.WorkloadChange,
 	present := make(map[string]bool, len(desired))
 	// One conditional append per changed workload, expected to follow the
 	// sequence Load read, sent without a round trip each.
-	var appends []stream.Append
+	var appends []changelog.Append
 	var prev []string
 	for _, ev := range desired {
 		ev.Source = r.cfg.Source
@@ -251,7 +252,7 @@ func (r *Reconciler) Sync(ctx context.Context, desired []schemas.WorkloadChange,
 			errs = append(errs, fmt.Errorf("reconcile %s: %w", r.cfg.Source, err))
 			continue
 		}
-		appends = append(appends, stream.Append{Event: ev, LastSeq: s.seq})
+		appends = append(appends, changelog.Append{Event: ev, LastSeq: s.seq})
 		prev = append(prev, s.source)
 	}
 	var failed []error

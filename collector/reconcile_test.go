@@ -13,6 +13,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 func openBus(t *testing.T) *stream.Bus { return bustest.Open(t, stream.Config{}) }
@@ -33,7 +34,7 @@ func workloadEvent(t *testing.T, name, image string) schemas.WorkloadChange {
 
 func newReconciler(t *testing.T, bus *stream.Bus, source string, share float64, reg prometheus.Registerer) *collector.Reconciler {
 	t.Helper()
-	r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: source, Cluster: "c", MaxTombstoneShare: share}, bus, nil, reg)
+	r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: source, Cluster: "c", MaxTombstoneShare: share}, changelog.New(bus), nil, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestReconcileOwnership(t *testing.T) {
 		t.Fatalf("a second pass: %+v %v, want one tombstone (a2)", res, err)
 	}
 	states := map[string]string{}
-	if err := bus.LatestChanges(ctx, "c", func(ev schemas.WorkloadChange, _ uint64) error {
+	if err := changelog.New(bus).LatestChanges(ctx, "c", func(ev schemas.WorkloadChange, _ uint64) error {
 		states[ev.Data.Workload.Name] = ev.Type + " " + ev.Source
 		return nil
 	}); err != nil {
@@ -133,7 +134,7 @@ func TestReconcileGuardAndVisibility(t *testing.T) {
 		t.Fatalf("small pass: %+v %v, want 1 tombstone", res, err)
 	}
 	// ConfirmTombstones lets everything through.
-	c, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "src", Cluster: "c", ConfirmTombstones: true}, bus, nil, nil)
+	c, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "src", Cluster: "c", ConfirmTombstones: true}, changelog.New(bus), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestReconcileClaims(t *testing.T) {
 	if _, err := old.Sync(ctx, events(t, "x1", "x2"), nil, now); err != nil {
 		t.Fatal(err)
 	}
-	r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "bomstream/manifests/dir", Cluster: "c", Claims: []string{"bomstream/manifests"}, MaxTombstoneShare: 1}, bus, nil, nil)
+	r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "bomstream/manifests/dir", Cluster: "c", Claims: []string{"bomstream/manifests"}, MaxTombstoneShare: 1}, changelog.New(bus), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestReconcileClaims(t *testing.T) {
 // path of the same reconciler, just before the stream takes it: the race of
 // a reconcile pass (Sync) with a worker deciding the same workload (Observe).
 type racingPublisher struct {
-	*stream.Bus
+	*changelog.Log
 	r       *collector.Reconciler
 	viaSync bool // PublishChange races with Sync; else AppendChanges races with Observe
 }
@@ -199,10 +200,10 @@ func (p *racingPublisher) PublishChange(ctx context.Context, ev schemas.Workload
 			return 0, false, err
 		}
 	}
-	return p.Bus.PublishChange(ctx, ev)
+	return p.Log.PublishChange(ctx, ev)
 }
 
-func (p *racingPublisher) AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult {
+func (p *racingPublisher) AppendChanges(ctx context.Context, appends []changelog.Append) []changelog.AppendResult {
 	if !p.viaSync {
 		for _, a := range appends {
 			if _, err := p.r.Observe(ctx, a.Event); err != nil {
@@ -210,7 +211,7 @@ func (p *racingPublisher) AppendChanges(ctx context.Context, appends []stream.Ap
 			}
 		}
 	}
-	return p.Bus.AppendChanges(ctx, appends)
+	return p.Log.AppendChanges(ctx, appends)
 }
 
 // A workload decided at once by a pass and by a worker is published once,
@@ -222,7 +223,7 @@ func TestReconcileConcurrentDecisionsKeepOwnership(t *testing.T) {
 		t.Run(fmt.Sprintf("viaSync=%v", viaSync), func(t *testing.T) {
 			ctx := context.Background()
 			bus := openBus(t)
-			p := &racingPublisher{Bus: bus, viaSync: viaSync}
+			p := &racingPublisher{Log: changelog.New(bus), viaSync: viaSync}
 			r, err := collector.NewReconciler(collector.ReconcilerConfig{Source: "a", Cluster: "c", MaxTombstoneShare: 1}, p, nil, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // findingsMsgs is the number of messages on FINDINGS.
 func findingsMsgs(t testing.TB, bus *stream.Bus) uint64 {
 	t.Helper()
-	st, err := bus.State(context.Background(), schemas.StreamFindings)
+	st, err := bus.Reader().State(context.Background(), schemas.StreamFindings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func oldEvent(t testing.TB, bus *stream.Bus, ev schemas.FindingEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, err := bus.LastMsg(context.Background(), schemas.StreamFindings, subj)
+	last, err := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, subj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func oldEvent(t testing.TB, bus *stream.Bus, ev schemas.FindingEvent) {
 	if last != nil {
 		lastSeq = last.Sequence
 	}
-	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, schemas.FindingMsgID(subj, lastSeq), lastSeq); err != nil {
+	if _, err := bus.Writer().PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, schemas.FindingMsgID(subj, lastSeq), lastSeq); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -108,7 +108,7 @@ func TestFindingOldLayoutReadAndSeeded(t *testing.T) {
 	if len(got) != 6 || got[5] != "resolved model-unpinned org/m fixed" || findingsMsgs(t, bus) != 6 {
 		t.Fatalf("events: %q", got)
 	}
-	wf, err := stored.OpenFor(ctx, bus, []schemas.Workload{chat})
+	wf, err := stored.OpenFor(ctx, bus.Reader(), []schemas.Workload{chat})
 	if err != nil || len(wf[0].Findings) != 1 || wf[0].Findings[0].Rule != "image-digest" || !wf[0].Findings[0].Time.Equal(at) {
 		t.Errorf("chat's open findings: %+v %v", wf, err)
 	}
@@ -124,24 +124,24 @@ func checkReaders(t *testing.T, bus *stream.Bus, ws []schemas.Workload, open, al
 	t.Helper()
 	ctx := context.Background()
 	ix := stored.NewIndex()
-	if err := ix.Load(ctx, bus); err != nil {
+	if err := ix.Load(ctx, bus.Reader()); err != nil {
 		t.Fatal(err)
 	}
 	for state, n := range map[string]int{stored.StateOpen: open, stored.StateAll: all} {
-		list, err := stored.List(ctx, bus, stored.Filter{State: state})
+		list, err := stored.List(ctx, bus.Reader(), stored.Filter{State: state})
 		if err != nil || len(list) != n {
 			t.Errorf("List %s: %d findings (%v), want %d", state, len(list), err, n)
 		}
-		page, err := stored.ListPage(ctx, bus, stored.Filter{State: state}, "", 1000)
+		page, err := stored.ListPage(ctx, bus.Reader(), stored.Filter{State: state}, "", 1000)
 		if err != nil || !slices.Equal(page.Items, list) {
 			t.Errorf("ListPage %s: %+v %v", state, page, err)
 		}
-		ipage, err := ix.Page(ctx, bus, stored.Filter{State: state}, "", 1000)
+		ipage, err := ix.Page(ctx, bus.Reader(), stored.Filter{State: state}, "", 1000)
 		if err != nil || !slices.Equal(ipage.Items, list) {
 			t.Errorf("the index's page %s: %+v %v\nList: %+v", state, ipage.Items, err, list)
 		}
 	}
-	wfs, err := stored.OpenFor(ctx, bus, ws)
+	wfs, err := stored.OpenFor(ctx, bus.Reader(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestFindingSecondReplicaWritesNothingTwice(t *testing.T) {
 		t.Errorf("the replays wrote %d messages", again-got)
 	}
 	opened := map[string]int{}
-	err = bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err = bus.Reader().Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
 		set, err := schemas.DecodeFindingSet(m.Subject, m.Data)
 		for _, i := range set.Opened {
 			opened[m.Subject+" "+set.Findings[i].Rule+" "+set.Findings[i].Subject]++
@@ -280,7 +280,7 @@ func TestFindingStaleKnowledgeReadAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, "", 0); err != nil {
+	if _, err := bus.Writer().PublishAfter(context.Background(), &nats.Msg{Subject: subj, Data: body}, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	publishBOM(t, bus, chat, 3, bomJSON(false), "")

@@ -22,7 +22,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 	st := startStage(t, bus, nil)
 	ctx := context.Background()
 	ix := stored.NewIndex()
-	if err := ix.Load(ctx, bus); err != nil || !ix.Loaded() { // no FINDINGS yet: empty, and loaded
+	if err := ix.Load(ctx, bus.Reader()); err != nil || !ix.Loaded() { // no FINDINGS yet: empty, and loaded
 		t.Fatalf("load before any finding: %v, loaded %v", err, ix.Loaded())
 	}
 	ws := make([]schemas.Workload, 30)
@@ -32,12 +32,12 @@ func TestIndexAgreesWithList(t *testing.T) {
 	}
 	check := func(stage string) {
 		t.Helper()
-		if err := ix.Load(ctx, bus); err != nil {
+		if err := ix.Load(ctx, bus.Reader()); err != nil {
 			t.Fatal(err)
 		}
 		for _, state := range []string{stored.StateOpen, stored.StateResolved, stored.StateAll} {
 			for _, f := range []stored.Filter{{State: state}, {State: state, Cluster: "prod"}, {State: state, Namespace: "ns-1", Rule: "model-unpinned"}} {
-				want, err := stored.List(ctx, bus, f)
+				want, err := stored.List(ctx, bus.Reader(), f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -45,7 +45,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := sel.Events(ctx, bus)
+				got, err := sel.Events(ctx, bus.Reader())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,7 +56,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 				}
 				// A page holds the same findings as List's slice.
 				page, _ := ix.Select(f, 5, 12)
-				got, err = page.Events(ctx, bus)
+				got, err = page.Events(ctx, bus.Reader())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,7 +67,7 @@ func TestIndexAgreesWithList(t *testing.T) {
 				}
 			}
 		}
-		open, err := stored.OpenFor(ctx, bus, ws)
+		open, err := stored.OpenFor(ctx, bus.Reader(), ws)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
@@ -117,7 +118,7 @@ func (s *Stage) RunInline(ctx context.Context) error {
 // have findings.
 func (s *Stage) start(ctx context.Context) {
 	s.tally.reset()
-	if err := stored.Each(ctx, s.bus, "", func(ev schemas.FindingEvent, _ uint64) error {
+	if err := stored.Each(ctx, s.bus.Reader(), "", func(ev schemas.FindingEvent, _ uint64) error {
 		s.tally.set(ev)
 		return nil
 	}); err != nil {
@@ -136,7 +137,7 @@ func (s *Stage) Durable() string { return s.cfg.Durable }
 
 // Retry puts one dead letter of the stage back through it (see
 // engine.Engine.Redrive), with the same steps as Run.
-func (s *Stage) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (s *Stage) Retry(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	return s.eng.Redrive(ctx, d)
 }
 
@@ -292,7 +293,7 @@ func (s *Stage) publish(ctx context.Context, r *publishRoom, set schemas.Finding
 	// the same state (or a retry of a stored attempt) write once, the
 	// other reading again.
 	m := &nats.Msg{Subject: subj, Data: body, Header: r.header}
-	if _, err := s.bus.PublishAfter(ctx, m, "", lastSeq); err != nil {
+	if _, err := s.bus.Writer().PublishAfter(ctx, m, "", lastSeq); err != nil {
 		return fmt.Errorf("findings of %s version %d: %w", set.Workload, set.ChangeSeq, err)
 	}
 	n.opened.Add(uint64(len(set.Opened)))
@@ -329,7 +330,7 @@ const (
 // saves the read of fresh workloads and changes no outcome.
 func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (stored.State, error) {
 	if mayAssume && s.tally.absent(w) {
-		old, err := stored.OldLayout(ctx, s.bus)
+		old, err := stored.OldLayout(ctx, s.bus.Reader())
 		if err != nil {
 			return stored.State{}, err
 		}
@@ -337,7 +338,7 @@ func (s *Stage) state(ctx context.Context, w schemas.Workload, mayAssume bool) (
 			return stored.State{Set: schemas.FindingSet{Workload: w}}, nil
 		}
 	}
-	st, err := stored.WorkloadState(ctx, s.bus, w)
+	st, err := stored.WorkloadState(ctx, s.bus.Reader(), w)
 	if err == nil && len(st.Set.Findings) > 0 {
 		s.tally.known(w)
 	}

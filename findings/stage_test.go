@@ -47,7 +47,7 @@ func publishBOM(t testing.TB, bus *stream.Bus, w schemas.Workload, seq uint64, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bus.Publish(context.Background(), &nats.Msg{Subject: m.Subject(), Header: h, Data: body}, m.MsgID()); err != nil {
+	if _, err := bus.Writer().Publish(context.Background(), &nats.Msg{Subject: m.Subject(), Header: h, Data: body}, m.MsgID()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -61,7 +61,7 @@ func events(t testing.TB, bus *stream.Bus) []string {
 	line := func(ev schemas.FindingEvent) string {
 		return strings.TrimSpace(ev.State + " " + ev.Rule + " " + ev.Subject + " " + ev.Reason)
 	}
-	err := bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err := bus.Reader().Messages(context.Background(), schemas.StreamFindings, "", 0, func(m *jetstream.RawStreamMsg) error {
 		if !strings.HasPrefix(m.Subject, schemas.SubjectFindingSetPrefix) {
 			ev, err := schemas.DecodeFindingEvent(m.Subject, m.Data)
 			out = append(out, line(ev))
@@ -180,11 +180,11 @@ func TestFindingLifecycle(t *testing.T) {
 		t.Fatalf("replay after the tombstone:\n%s", strings.Join(got, "\n"))
 	}
 
-	open, err := stored.List(context.Background(), bus, stored.Filter{})
+	open, err := stored.List(context.Background(), bus.Reader(), stored.Filter{})
 	if err != nil || len(open) != 0 {
 		t.Errorf("open findings: %v %v", open, err)
 	}
-	all, err := stored.List(context.Background(), bus, stored.Filter{State: stored.StateAll})
+	all, err := stored.List(context.Background(), bus.Reader(), stored.Filter{State: stored.StateAll})
 	if err != nil || len(all) != 2 || all[0].OpenedAt.IsZero() {
 		t.Errorf("all findings: %+v %v", all, err)
 	}
@@ -219,7 +219,7 @@ func TestFindingRestartCountsOpenFindings(t *testing.T) {
 	if v := testutil.ToFloat64(st2.tally.g.WithLabelValues("image-digest", "low", "prod", "web")); v != 1 {
 		t.Errorf("gauge of the new stage for web: %v", v)
 	}
-	wf, err := stored.OpenFor(context.Background(), bus, []schemas.Workload{chat, other})
+	wf, err := stored.OpenFor(context.Background(), bus.Reader(), []schemas.Workload{chat, other})
 	if err != nil || len(wf) != 2 || len(wf[0].Findings) != 2 || len(wf[1].Findings) != 1 {
 		t.Errorf("OpenFor: %+v %v", wf, err)
 	}
@@ -231,11 +231,11 @@ func TestFindingHandler(t *testing.T) {
 	publishBOM(t, bus, chat, 1, bomJSON(false), "")
 	bustest.Eventually(t, "an evaluation", 30*time.Second, func() bool { return st.Counts().Evaluated == 1 })
 	ix := stored.NewIndex()
-	if err := ix.Load(context.Background(), bus); err != nil {
+	if err := ix.Load(context.Background(), bus.Reader()); err != nil {
 		t.Fatal(err)
 	}
 	for name, ix := range map[string]*stored.Index{"from the stream": nil, "from the index": ix} {
-		t.Run(name, func(t *testing.T) { testHandler(t, httptest.NewServer(stored.Handler(bus, ix))) })
+		t.Run(name, func(t *testing.T) { testHandler(t, httptest.NewServer(stored.Handler(bus.Reader(), ix))) })
 	}
 }
 
@@ -281,7 +281,7 @@ func TestFindingFollowInline(t *testing.T) {
 	follow := func(seq uint64, bom []byte, tombstone string) {
 		t.Helper()
 		publishBOM(t, bus, chat, seq, bom, tombstone)
-		m, err := bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(chat))
+		m, err := bus.Reader().LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(chat))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +309,7 @@ func TestFindingFollowInline(t *testing.T) {
 	if c := st.Counts(); c.Opened != 2 || c.Resolved != 2 {
 		t.Errorf("counts %+v, want 2 opened and 2 resolved", c)
 	}
-	cs, err := bus.Consumers(context.Background(), schemas.StreamBOMs)
+	cs, err := bus.Durables().List(context.Background(), schemas.StreamBOMs)
 	if err != nil || len(cs) != 0 {
 		t.Errorf("consumers of BOMS with the stage inline: %+v %v, want none", cs, err)
 	}
@@ -352,7 +352,7 @@ func TestFindingApplyMerges(t *testing.T) {
 	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 2}, at, want, old, &st.n); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat))
+	raw, err := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat))
 	if err != nil || raw == nil {
 		t.Fatalf("no finding set written: %v", err)
 	}
@@ -383,7 +383,7 @@ func TestFindingApplyMerges(t *testing.T) {
 	if err := st.apply(context.Background(), schemas.BOMMessage{Workload: chat, ChangeSeq: 3}, at, want, stored.State{Set: set, Seq: raw.Sequence}, &st.n); err != nil {
 		t.Fatal(err)
 	}
-	if raw, _ := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat)); raw.Sequence != before {
+	if raw, _ := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(chat)); raw.Sequence != before {
 		t.Errorf("a version that changes nothing wrote a set (seq %d after %d)", raw.Sequence, before)
 	}
 }
@@ -453,7 +453,7 @@ func TestFindingFollowKeepsNothingBetweenSets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := bus.LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(m.Workload))
+		raw, err := bus.Reader().LastMsg(context.Background(), schemas.StreamFindings, schemas.FindingSetSubject(m.Workload))
 		if err != nil || raw == nil {
 			t.Fatalf("workload %d: no set: %v", i, err)
 		}

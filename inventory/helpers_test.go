@@ -82,7 +82,7 @@ func (f *fleet) publish(m *schemas.BOMMessage) {
 	}
 	msg := nats.NewMsg(m.Subject())
 	msg.Header, msg.Data = h, body
-	if _, err := f.bus.Publish(context.Background(), msg, m.MsgID()); err != nil {
+	if _, err := f.bus.Writer().Publish(context.Background(), msg, m.MsgID()); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -90,7 +90,7 @@ func (f *fleet) publish(m *schemas.BOMMessage) {
 func load(t *testing.T, bus *stream.Bus) *Index {
 	t.Helper()
 	ix := New()
-	if _, err := ix.Load(context.Background(), bus); err != nil {
+	if _, err := ix.Load(context.Background(), bus.Reader()); err != nil {
 		t.Fatal(err)
 	}
 	return ix

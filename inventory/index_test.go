@@ -144,7 +144,7 @@ func TestInventoryHistoryAtAndFollow(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go follow.New(bus, schemas.StreamBOMs, ix).Run(ctx, func(err error) { t.Error(err) })
+	go follow.New(bus.Reader(), schemas.StreamBOMs, ix).Run(ctx, func(err error) { t.Error(err) })
 	f.serve(spec{ns: "new", name: "fresh", image: "vllm/vllm-openai:v0.8.0", model: "org/new", declared: true}, now)
 	bustest.Eventually(t, "the index follows BOMS", 10*time.Second, func() bool {
 		return slices.Equal(find(t, ix, now, q("runtime", "vllm<0.8.5")), []string{"fresh"})
@@ -159,7 +159,7 @@ func TestInventorySkipsAndDuplicates(t *testing.T) {
 	raw := func(subject string, h nats.Header, body string) {
 		m := nats.NewMsg(subject)
 		m.Header, m.Data = h, []byte(body)
-		if _, err := bus.Publish(context.Background(), m, ""); err != nil {
+		if _, err := bus.Writer().Publish(context.Background(), m, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

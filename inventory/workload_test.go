@@ -67,7 +67,7 @@ func TestHistoryIsTheIndexOfOneWorkload(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s not in the index", s.name)
 		}
-		got, err := History(context.Background(), bus, want.ID)
+		got, err := History(context.Background(), bus.Reader(), want.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestHistoryIsTheIndexOfOneWorkload(t *testing.T) {
 		}
 	}
 	none := schemas.Workload{Cluster: "c1", Namespace: "ml", Kind: "Deployment", Name: "none", UID: "no-such-uid"}
-	if got, err := History(context.Background(), bus, none); err != nil || len(got.Versions) != 0 || got.ID != none {
+	if got, err := History(context.Background(), bus.Reader(), none); err != nil || len(got.Versions) != 0 || got.ID != none {
 		t.Errorf("history of an unknown workload: %+v %v", got, err)
 	}
 }

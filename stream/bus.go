@@ -121,9 +121,8 @@ type Bus struct {
 	mu      sync.Mutex
 	streams map[string]jetstream.Stream // handles from the last Provision
 
-	namesKV jetstream.KeyValue // the name index, once opened
-	denied  deniedSubjects     // publish permission violations the server reported
-	auth    authRefusals       // credential refusals the server sent
+	denied deniedSubjects // publish permission violations the server reported
+	auth   authRefusals   // credential refusals the server sent
 
 	dir      *owner.Dir // held while the bus owns an embedded data directory
 	viaOwner bool       // connected through another process's owner.json
@@ -425,8 +424,8 @@ func (b *Bus) Provision(ctx context.Context) error {
 	}
 	if len(b.cfg.Edges) > 0 {
 		// The hub's name index sources the edges' from the start.
-		if _, err := b.names(ctx); err != nil {
-			return err
+		if _, err := b.KeyValue(ctx, NameIndexBucket); err != nil {
+			return fmt.Errorf("name index: %w", err)
 		}
 	}
 	return nil

@@ -47,7 +47,7 @@ func TestOpenEmbeddedProvisionsIdempotently(t *testing.T) {
 	if n := s.CachedInfo().State.Msgs; n != 1 {
 		t.Fatalf("CHANGES holds %d messages after restart, want 1", n)
 	}
-	if _, err := b.Ledger(ctx, "file"); err != nil {
+	if _, err := b.KeyValue(ctx, "bomstream-ledger-file"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,7 +83,7 @@ func TestCaughtUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || done {
+	if done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || done {
 		t.Fatalf("a missing consumer counts as caught up: %v %v", done, err)
 	}
 	for i := range 3 {
@@ -104,7 +104,7 @@ func TestCaughtUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || done {
+	if done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || done {
 		t.Fatalf("caught up with one message undelivered: %v %v", done, err)
 	}
 	batch, err = cons.Fetch(1)
@@ -112,14 +112,14 @@ func TestCaughtUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for m := range batch.Messages() {
-		if done, _ := b.CaughtUp(ctx, schemas.StreamChanges, "c"); done {
+		if done, _ := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "c"); done {
 			t.Fatal("caught up with a message unacked")
 		}
 		if err := m.DoubleAck(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || !done {
+	if done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "c"); err != nil || !done {
 		t.Fatalf("not caught up after every ack: %v %v", done, err)
 	}
 }
@@ -140,7 +140,7 @@ func TestNonLoopbackListenNeedsAuth(t *testing.T) {
 	}
 	b := openEmbedded(t, Config{Listen: "0.0.0.0:0", ListenAuth: ListenAuth{Token: "s3cr3t-listen-token"}})
 	ctx := testContext(t)
-	if _, err := b.LastSeq(ctx, schemas.StreamChanges); err != nil {
+	if _, err := b.Reader().LastSeq(ctx, schemas.StreamChanges); err != nil {
 		t.Fatalf("in-process connection with auth: %v", err)
 	}
 	port := b.srv.Addr().(*net.TCPAddr).Port

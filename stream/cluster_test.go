@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -23,8 +25,8 @@ import (
 // leader election, and every change and every BOM must be stored once.
 func TestPublishThroughLeaderChange(t *testing.T) {
 	c := clustertest.Start(t, 3, clustertest.Options{})
-	ctx := testContext(t)
-	b, err := Open(ctx, Config{URL: c.URL(), Replicas: 3}, nil)
+	ctx := stream.TestContext(t)
+	b, err := stream.Open(ctx, stream.Config{URL: c.URL(), Replicas: 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestPublishThroughLeaderChange(t *testing.T) {
 			if ctx.Err() != nil {
 				return
 			}
-			sleepMs(5)
+			stream.SleepMs(5)
 		}
 		nd := c.StreamLeader(schemas.StreamChanges)
 		if nd != nil {
@@ -46,25 +48,26 @@ func TestPublishThroughLeaderChange(t *testing.T) {
 		}
 		stopped <- nd
 	}()
+	changes := changelog.New(b)
 	for from := 0; from < workloads; from += batch {
-		var appends []Append
+		var appends []changelog.Append
 		for i := from; i < from+batch; i++ {
-			w := testWorkload(fmt.Sprintf("w%05d", i))
-			appends = append(appends, Append{Event: observed(t, w, "vllm:a")})
+			w := stream.TestWorkload(fmt.Sprintf("w%05d", i))
+			appends = append(appends, changelog.Append{Event: stream.Observed(t, w, "vllm:a")})
 		}
-		for i, r := range b.AppendChanges(ctx, appends) {
+		for i, r := range changes.AppendChanges(ctx, appends) {
 			if r.Err != nil {
 				t.Fatalf("append %s: %v", appends[i].Event.Data.Workload, r.Err)
 			}
 			m := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev." + appends[i].Event.Data.Workload.UID)
 			m.Data = []byte("bom")
-			if _, err := b.Publish(ctx, m, fmt.Sprintf("dev:%s:%d", appends[i].Event.Data.Workload.UID, r.Seq)); err != nil {
+			if _, err := b.Writer().Publish(ctx, m, fmt.Sprintf("dev:%s:%d", appends[i].Event.Data.Workload.UID, r.Seq)); err != nil {
 				t.Fatalf("publish bom: %v", err)
 			}
 		}
 		// One more change of a workload of the batch, one by one.
-		w := testWorkload(fmt.Sprintf("w%05d", from))
-		if _, pub, err := b.PublishChange(ctx, observed(t, w, "vllm:b")); err != nil || !pub {
+		w := stream.TestWorkload(fmt.Sprintf("w%05d", from))
+		if _, pub, err := changes.PublishChange(ctx, stream.Observed(t, w, "vllm:b")); err != nil || !pub {
 			t.Fatalf("publish change %s: published %v, %v", w, pub, err)
 		}
 		done.Add(batch)
@@ -80,7 +83,7 @@ func TestPublishThroughLeaderChange(t *testing.T) {
 		name string
 		want uint64
 	}{{schemas.StreamChanges, wantChanges}, {schemas.StreamBOMs, workloads}} {
-		st, err := b.js.Stream(ctx, s.name)
+		st, err := stream.JS(b).Stream(ctx, s.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,40 +118,40 @@ func TestPublishUnderAnotherClusterRefused(t *testing.T) {
 	c := clustertest.Start(t, 1, clustertest.Options{Configure: func(o *server.Options) {
 		o.Users = []*server.User{
 			{Username: "admin", Password: "admin-pw"},
-			{Username: "c1", Password: pass, Permissions: EdgePermissions("c1")},
+			{Username: "c1", Password: pass, Permissions: stream.EdgePermissions("c1")},
 		}
 	}})
-	ctx := testContext(t)
-	admin, err := Open(ctx, Config{URL: c.URL(), User: "admin", Password: "admin-pw"}, nil)
+	ctx := stream.TestContext(t)
+	admin, err := stream.Open(ctx, stream.Config{URL: c.URL(), User: "admin", Password: "admin-pw"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	b, err := Open(ctx, Config{URL: c.URL(), User: "c1", Password: pass}, nil)
+	b, err := stream.Open(ctx, stream.Config{URL: c.URL(), User: "c1", Password: pass}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	own := testWorkload("mine")
+	own := stream.TestWorkload("mine")
 	own.Cluster = "c1"
-	if _, pub, err := b.PublishChange(ctx, observed(t, own, "vllm:a")); err != nil || !pub {
+	if _, pub, err := changelog.New(b).PublishChange(ctx, stream.Observed(t, own, "vllm:a")); err != nil || !pub {
 		t.Fatalf("own cluster: published %v, %v", pub, err)
 	}
-	other := testWorkload("theirs")
+	other := stream.TestWorkload("theirs")
 	other.Cluster = "c2"
-	_, _, err = b.PublishChange(ctx, observed(t, other, "vllm:a"))
-	if !errors.Is(err, ErrPublishDenied) || !strings.Contains(err.Error(), "bomstream.changes.c2.theirs") {
+	_, _, err = changelog.New(b).PublishChange(ctx, stream.Observed(t, other, "vllm:a"))
+	if !errors.Is(err, stream.ErrPublishDenied) || !strings.Contains(err.Error(), "bomstream.changes.c2.theirs") {
 		t.Fatalf("publishing as c2: %v", err)
 	}
 	if strings.Contains(err.Error(), pass) {
 		t.Fatalf("the error leaks the password: %v", err)
 	}
 	t.Logf("refused: %v", err)
-	res := b.AppendChanges(ctx, []Append{{Event: observed(t, other, "vllm:b")}})
-	if !errors.Is(res[0].Err, ErrPublishDenied) {
+	res := changelog.New(b).AppendChanges(ctx, []changelog.Append{{Event: stream.Observed(t, other, "vllm:b")}})
+	if !errors.Is(res[0].Err, stream.ErrPublishDenied) {
 		t.Fatalf("appending as c2: %v", res[0].Err)
 	}
-	if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
+	if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
 		t.Fatalf("CHANGES holds c2's workload written by c1: %v, %v", m, err)
 	}
 }

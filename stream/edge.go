@@ -161,14 +161,17 @@ func (c Config) changeSources() []*jetstream.StreamSource {
 	return out
 }
 
-// nameSources are the hub's name-index sources: each edge's index, only
-// its own cluster's keys.
-func (c Config) nameSources() []*jetstream.StreamSource {
+// bucketSources are the sources of KV bucket: on a hub, the name index's
+// are each edge's index, only its own cluster's keys; none for the rest.
+func (c Config) bucketSources(bucket string) []*jetstream.StreamSource {
+	if bucket != NameIndexBucket {
+		return nil
+	}
 	var out []*jetstream.StreamSource
 	for _, e := range c.Edges {
-		keys := "$KV." + namesBucket + "." + keyToken(e.Cluster) + ".>"
+		keys := "$KV." + NameIndexBucket + "." + KeyToken(e.Cluster) + ".>"
 		out = append(out, &jetstream.StreamSource{
-			Name:              "KV_" + namesBucket,
+			Name:              "KV_" + NameIndexBucket,
 			SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: keys, Destination: keys}},
 			Domain:            e.Domain,
 		})
@@ -185,7 +188,7 @@ func EdgePermissions(cluster string) *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{
 			schemas.SubjectChangesPrefix + cluster + ".>",
-			"$KV." + namesBucket + "." + keyToken(cluster) + ".>",
+			"$KV." + NameIndexBucket + "." + KeyToken(cluster) + ".>",
 			"$JS.API.>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},

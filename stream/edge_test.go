@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"fmt"
@@ -11,14 +11,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
 // fleet is a hub and edges linked through proxies a test can cut.
 type fleet struct {
-	hub     *Bus
+	hub     *stream.Bus
 	hubSrv  *clustertest.Cluster
-	edges   []*Bus
+	edges   []*stream.Bus
 	proxies []*clustertest.Proxy
 	names   []string // the edges' cluster names
 }
@@ -28,28 +30,28 @@ type fleet struct {
 // each linked to the hub's leaf port through its own proxy.
 func startFleet(t *testing.T, hubNodes, n int) *fleet {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := stream.TestContext(t)
 	f := &fleet{hubSrv: clustertest.Start(t, hubNodes, clustertest.Options{Domain: "hub", Leaf: true})}
-	var edges []Edge
+	var edges []stream.Edge
 	for i := range n {
 		cluster := fmt.Sprintf("c%d", i+1)
 		f.names = append(f.names, cluster)
-		edges = append(edges, Edge{Domain: "edge-" + cluster, Cluster: cluster})
+		edges = append(edges, stream.Edge{Domain: "edge-" + cluster, Cluster: cluster})
 		p := clustertest.NewProxy(t, fmt.Sprintf("127.0.0.1:%d", f.hubSrv.Nodes[i%hubNodes].LeafPort))
 		f.proxies = append(f.proxies, p)
-		f.edges = append(f.edges, openEmbedded(t, Config{Domain: "edge-" + cluster, Hub: LeafRemote{URL: "nats-leaf://" + p.Addr()}}))
+		f.edges = append(f.edges, stream.OpenEmbedded(t, stream.Config{Domain: "edge-" + cluster, Hub: stream.LeafRemote{URL: "nats-leaf://" + p.Addr()}}))
 	}
 	// The hub's sources find the edges at once when their links are up;
 	// an edge that connects later is found after the server's source
 	// retry backoff (up to 2 minutes), which the tests need not wait for.
-	waitUntil(t, "every edge linked to the hub", func() bool {
+	stream.WaitUntil(t, "every edge linked to the hub", func() bool {
 		leafs := 0
 		for _, nd := range f.hubSrv.Nodes {
 			leafs += nd.Server().NumLeafNodes()
 		}
 		return leafs == n
 	})
-	hub, err := Open(ctx, Config{URL: f.hubSrv.URL(), Replicas: hubNodes, Edges: edges}, nil)
+	hub, err := stream.Open(ctx, stream.Config{URL: f.hubSrv.URL(), Replicas: hubNodes, Edges: edges}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +62,10 @@ func startFleet(t *testing.T, hubNodes, n int) *fleet {
 
 // changeHistory is every change of a stream, per workload subject, as the
 // input hashes in stream order.
-func changeHistory(t *testing.T, b *Bus) map[string][]string {
+func changeHistory(t *testing.T, b *stream.Bus) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	err := b.Headers(testContext(t), schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().Headers(stream.TestContext(t), schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		out[m.Subject] = append(out[m.Subject], m.Header.Get(schemas.HeaderInputHash))
 		return nil
 	})
@@ -76,9 +78,9 @@ func changeHistory(t *testing.T, b *Bus) map[string][]string {
 // changeEdge appends a new state of workload i of edge e.
 func (f *fleet) changeEdge(t *testing.T, e, i, version int) {
 	t.Helper()
-	w := testWorkload(fmt.Sprintf("w%03d", i))
+	w := stream.TestWorkload(fmt.Sprintf("w%03d", i))
 	w.Cluster = f.names[e]
-	if _, pub, err := f.edges[e].PublishChange(testContext(t), observed(t, w, fmt.Sprintf("vllm:v%d", version))); err != nil || !pub {
+	if _, pub, err := changelog.New(f.edges[e]).PublishChange(stream.TestContext(t), stream.Observed(t, w, fmt.Sprintf("vllm:v%d", version))); err != nil || !pub {
 		t.Fatalf("edge %s: publish change of %s: published %v, %v", f.names[e], w, pub, err)
 	}
 }
@@ -177,8 +179,8 @@ func TestEdgesFeedHubThroughOutage(t *testing.T) {
 	for _, cluster := range f.names {
 		var uids []string
 		var err error
-		waitUntil(t, "the hub's name index to know "+cluster+"/w007", func() bool {
-			uids, err = f.hub.WorkloadUIDs(testContext(t), cluster, "ml", "Deployment", "vllm-w007")
+		stream.WaitUntil(t, "the hub's name index to know "+cluster+"/w007", func() bool {
+			uids, err = changelog.New(f.hub).WorkloadUIDs(stream.TestContext(t), cluster, "ml", "Deployment", "vllm-w007")
 			return err != nil || len(uids) > 0
 		})
 		if err != nil || len(uids) != 1 || uids[0] != "w007" {
@@ -192,10 +194,10 @@ func TestEdgesFeedHubThroughOutage(t *testing.T) {
 // cluster's changes still are.
 func TestEdgeWritingAsAnotherCluster(t *testing.T) {
 	f := startFleet(t, 1, 2)
-	ctx := testContext(t)
-	forged := testWorkload("forged")
+	ctx := stream.TestContext(t)
+	forged := stream.TestWorkload("forged")
 	forged.Cluster = "c2"
-	if _, _, err := f.edges[0].PublishChange(ctx, observed(t, forged, "vllm:x")); err != nil {
+	if _, _, err := changelog.New(f.edges[0]).PublishChange(ctx, stream.Observed(t, forged, "vllm:x")); err != nil {
 		t.Fatal(err)
 	}
 	f.changeEdge(t, 0, 1, 0)
@@ -232,8 +234,8 @@ func TestSameNameInTwoClusters(t *testing.T) {
 	for _, cluster := range f.names {
 		var w schemas.Workload
 		var err error
-		waitUntil(t, "the hub's name index to know "+cluster+"/vllm-w005", func() bool {
-			w, err = f.hub.FindWorkload(testContext(t), cluster, "ml", "Deployment", "vllm-w005")
+		stream.WaitUntil(t, "the hub's name index to know "+cluster+"/vllm-w005", func() bool {
+			w, err = changelog.New(f.hub).FindWorkload(stream.TestContext(t), cluster, "ml", "Deployment", "vllm-w005")
 			return err == nil
 		})
 		if w.Cluster != cluster || w.UID != "w005" {

@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"crypto/ecdsa"
@@ -19,6 +19,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -87,12 +89,12 @@ func TestEdgeLinkWithMutualTLS(t *testing.T) {
 	}})
 	leafURL := fmt.Sprintf("nats-leaf://127.0.0.1:%d", hubSrv.Nodes[0].LeafPort)
 	f := &fleet{hubSrv: hubSrv, names: []string{"c1"}}
-	f.edges = append(f.edges, openEmbedded(t, Config{Domain: "edge-c1",
-		Hub: LeafRemote{URL: leafURL, TLSCA: pki.caFile, TLSCert: pki.certFile, TLSKey: pki.keyFile}}))
+	f.edges = append(f.edges, stream.OpenEmbedded(t, stream.Config{Domain: "edge-c1",
+		Hub: stream.LeafRemote{URL: leafURL, TLSCA: pki.caFile, TLSCert: pki.certFile, TLSKey: pki.keyFile}}))
 	// Without a client certificate the hub refuses the link.
-	noCert := openEmbedded(t, Config{Domain: "edge-c2", Hub: LeafRemote{URL: leafURL, TLSCA: pki.caFile}})
-	waitUntil(t, "the edge with a certificate linked over TLS", func() bool { return hubSrv.Nodes[0].Server().NumLeafNodes() >= 1 })
-	hub, err := Open(testContext(t), Config{URL: hubSrv.URL(), Edges: []Edge{{Domain: "edge-c1", Cluster: "c1"}, {Domain: "edge-c2", Cluster: "c2"}}}, nil)
+	noCert := stream.OpenEmbedded(t, stream.Config{Domain: "edge-c2", Hub: stream.LeafRemote{URL: leafURL, TLSCA: pki.caFile}})
+	stream.WaitUntil(t, "the edge with a certificate linked over TLS", func() bool { return hubSrv.Nodes[0].Server().NumLeafNodes() >= 1 })
+	hub, err := stream.Open(stream.TestContext(t), stream.Config{URL: hubSrv.URL(), Edges: []stream.Edge{{Domain: "edge-c1", Cluster: "c1"}, {Domain: "edge-c2", Cluster: "c2"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +103,9 @@ func TestEdgeLinkWithMutualTLS(t *testing.T) {
 	for i := range 5 {
 		f.changeEdge(t, 0, i, 1)
 	}
-	w := testWorkload("w000")
+	w := stream.TestWorkload("w000")
 	w.Cluster = "c2"
-	if _, _, err := noCert.PublishChange(testContext(t), observed(t, w, "vllm:v1")); err != nil {
+	if _, _, err := changelog.New(noCert).PublishChange(stream.TestContext(t), stream.Observed(t, w, "vllm:v1")); err != nil {
 		t.Fatal(err)
 	}
 	f.waitCaughtUp(t, 2*time.Minute)

@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"context"
@@ -12,7 +12,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
+	"github.com/bomstream/bomstream/stream/deadletter"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // TestEveryCallRidesThroughAnElection is the defect of issue 30: `run
@@ -35,7 +39,7 @@ func TestEveryCallRidesThroughAnElection(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(3*time.Minute, cancel)
 	link := clustertest.NewProxy(t, fmt.Sprintf("127.0.0.1:%d", c.Nodes[0].Port))
-	b, err := Open(ctx, Config{URL: "nats://" + link.Addr(), Replicas: 3}, nil)
+	b, err := stream.Open(ctx, stream.Config{URL: "nats://" + link.Addr(), Replicas: 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +47,7 @@ func TestEveryCallRidesThroughAnElection(t *testing.T) {
 	f := electionFixture(t, ctx, b)
 	// Longer than a request's timeout (attemptTimeout, and the client's
 	// default): a call that asks once has failed by then.
-	outage := attemptTimeout + 3*time.Second
+	outage := stream.AttemptTimeout + 3*time.Second
 
 	t.Run("unanswered", func(t *testing.T) {
 		callThrough(t, ctx, electionCalls(b, f), link.Stall, outage, link.Flow)
@@ -95,30 +99,31 @@ type fixture struct {
 // electionFixture stores 20 workloads' changes, a BOM each, two dead
 // letters, a ledger entry, and a durable consumer of CHANGES ("drained")
 // that has settled every change.
-func electionFixture(t *testing.T, ctx context.Context, b *Bus) fixture {
+func electionFixture(t *testing.T, ctx context.Context, b *stream.Bus) fixture {
 	t.Helper()
 	var f fixture
+	changes := changelog.New(b)
 	for i := range 20 {
-		w := testWorkload(fmt.Sprintf("e%02d", i))
+		w := stream.TestWorkload(fmt.Sprintf("e%02d", i))
 		f.workloads = append(f.workloads, w)
-		seq, _, err := b.PublishChange(ctx, observed(t, w, "vllm:a"))
+		seq, _, err := changes.PublishChange(ctx, stream.Observed(t, w, "vllm:a"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev." + w.UID)
 		m.Data = []byte("bom")
-		if _, err := b.Publish(ctx, m, fmt.Sprintf("dev:%s:%d", w.UID, seq)); err != nil {
+		if _, err := b.Writer().Publish(ctx, m, fmt.Sprintf("dev:%s:%d", w.UID, seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, id := range []*uint64{&f.deadID, &f.removeID} {
-		d := DeadLetter{Stage: "sink.files", Stream: schemas.StreamBOMs, Subject: "bomstream.boms.dev.e00", Seq: uint64(i + 1), Reason: "test"}
+		d := deadletter.Letter{Stage: "sink.files", Stream: schemas.StreamBOMs, Subject: "bomstream.boms.dev.e00", Seq: uint64(i + 1), Reason: "test"}
 		var err error
-		if *id, err = b.PutDeadLetter(ctx, d, DeadLetterID(d.Stage, d.Stream, d.Seq)); err != nil {
+		if *id, err = deadletter.New(b).Put(ctx, d, deadletter.ID(d.Stage, d.Stream, d.Seq)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, err := b.Ledger(ctx, "files")
+	l, err := ledger.Open(ctx, b, "files")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +156,7 @@ func electionFixture(t *testing.T, ctx context.Context, b *Bus) fixture {
 			t.Fatalf("consumer %s settled %d changes, want 20", durable, n)
 		}
 	}
-	if done, err := b.CaughtUp(ctx, schemas.StreamChanges, "drained"); err != nil || !done {
+	if done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "drained"); err != nil || !done {
 		t.Fatalf("before the election: caught up %v, %v", done, err)
 	}
 	return f
@@ -164,23 +169,24 @@ type electionCall struct {
 
 // electionCalls are the bus's reads and idempotent writes that the stages
 // and run --once make, each checking what it answers.
-func electionCalls(b *Bus, f fixture) []electionCall {
+func electionCalls(b *stream.Bus, f fixture) []electionCall {
 	count := func(want int, n *int) error {
 		if *n != want {
 			return fmt.Errorf("%d read, want %d", *n, want)
 		}
 		return nil
 	}
+	changes := changelog.New(b)
 	return []electionCall{
 		{"CaughtUp (run --once's drain)", func(ctx context.Context) error {
-			done, err := b.CaughtUp(ctx, schemas.StreamChanges, "drained")
+			done, err := b.Durables().CaughtUp(ctx, schemas.StreamChanges, "drained")
 			if err == nil && !done {
 				err = errors.New("not caught up")
 			}
 			return err
 		}},
 		{"Consumers", func(ctx context.Context) error {
-			cs, err := b.Consumers(ctx, schemas.StreamChanges)
+			cs, err := b.Durables().List(ctx, schemas.StreamChanges)
 			if err == nil && len(cs) != 2 {
 				err = fmt.Errorf("%d consumers (%v), want 2", len(cs), cs)
 			}
@@ -188,57 +194,57 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 		}},
 		{"Messages", func(ctx context.Context) error {
 			n := 0
-			err := b.Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
+			err := b.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
 			return errors.Join(err, count(20, &n))
 		}},
 		{"LatestChanges", func(ctx context.Context) error {
 			n := 0
-			err := b.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error { n++; return nil })
+			err := changes.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error { n++; return nil })
 			return errors.Join(err, count(20, &n))
 		}},
 		{"DeadLetters (run --once's end)", func(ctx context.Context) error {
 			n := 0
-			err := b.DeadLetters(ctx, "", func(DeadLetter) error { n++; return nil })
+			err := deadletter.New(b).List(ctx, "", func(deadletter.Letter) error { n++; return nil })
 			if n == 1 { // the other one may be removed already
 				n = 2
 			}
 			return errors.Join(err, count(2, &n))
 		}},
 		{"GetDeadLetter", func(ctx context.Context) error {
-			_, err := b.GetDeadLetter(ctx, f.deadID)
+			_, err := deadletter.New(b).Get(ctx, f.deadID)
 			return err
 		}},
-		{"RemoveDeadLetter", func(ctx context.Context) error { return b.RemoveDeadLetter(ctx, f.removeID) }},
+		{"RemoveDeadLetter", func(ctx context.Context) error { return deadletter.New(b).Remove(ctx, f.removeID) }},
 		{"GetMsg", func(ctx context.Context) error {
-			m, err := b.GetMsg(ctx, schemas.StreamBOMs, 1)
+			m, err := b.Reader().GetMsg(ctx, schemas.StreamBOMs, 1)
 			if err == nil && m == nil {
 				err = errors.New("no message")
 			}
 			return err
 		}},
 		{"LastChange", func(ctx context.Context) error {
-			_, _, ok, err := b.LastChange(ctx, f.workloads[3])
+			_, _, ok, err := changes.LastChange(ctx, f.workloads[3])
 			if err == nil && !ok {
 				err = errors.New("no change")
 			}
 			return err
 		}},
 		{"LastSeq", func(ctx context.Context) error {
-			seq, err := b.LastSeq(ctx, schemas.StreamBOMs)
+			seq, err := b.Reader().LastSeq(ctx, schemas.StreamBOMs)
 			if err == nil && seq != 20 {
 				err = fmt.Errorf("seq %d, want 20", seq)
 			}
 			return err
 		}},
 		{"State", func(ctx context.Context) error {
-			st, err := b.State(ctx, schemas.StreamChanges)
+			st, err := b.Reader().State(ctx, schemas.StreamChanges)
 			if err == nil && st.Msgs != 20 {
 				err = fmt.Errorf("%d messages, want 20", st.Msgs)
 			}
 			return err
 		}},
 		{"Ledger.All (a sink's start)", func(ctx context.Context) error {
-			l, err := b.Ledger(ctx, "files")
+			l, err := ledger.Open(ctx, b, "files")
 			if err != nil {
 				return err
 			}
@@ -247,7 +253,7 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 			return errors.Join(err, count(1, &n))
 		}},
 		{"LedgerNames", func(ctx context.Context) error {
-			names, err := b.LedgerNames(ctx)
+			names, err := ledger.Names(ctx, b)
 			if err == nil && len(names) != 1 {
 				err = fmt.Errorf("ledgers %v, want [files]", names)
 			}
@@ -255,14 +261,14 @@ func electionCalls(b *Bus, f fixture) []electionCall {
 		}},
 		{"WorkloadUIDs", func(ctx context.Context) error {
 			w := f.workloads[5]
-			uids, err := b.WorkloadUIDs(ctx, w.Cluster, w.Namespace, w.Kind, w.Name)
+			uids, err := changes.WorkloadUIDs(ctx, w.Cluster, w.Namespace, w.Kind, w.Name)
 			if err == nil && len(uids) != 1 {
 				err = fmt.Errorf("uids %v, want [%s]", uids, w.UID)
 			}
 			return err
 		}},
 		{"ResetConsumer", func(ctx context.Context) error {
-			return b.ResetConsumer(ctx, schemas.StreamChanges, "rewound", 0)
+			return b.Durables().Reset(ctx, schemas.StreamChanges, "rewound", 0)
 		}},
 		{"Retry (the engine's consumer info)", func(ctx context.Context) error {
 			s, err := b.Stream(ctx, schemas.StreamChanges)

@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/streamtest"
 )
 
@@ -21,9 +23,9 @@ import (
 func TestOpenExternalServer(t *testing.T) {
 	const pass = "s3cret-Pass"
 	url := streamtest.StartExternal(t, "--user", "bom", "--pass", pass)
-	ctx := testContext(t)
+	ctx := stream.TestContext(t)
 
-	b, err := Open(ctx, Config{URL: url, User: "bom", Password: pass}, nil)
+	b, err := stream.Open(ctx, stream.Config{URL: url, User: "bom", Password: pass}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +33,13 @@ func TestOpenExternalServer(t *testing.T) {
 	if b.Embedded() {
 		t.Fatal("bus on an external URL reports embedded")
 	}
-	w := testWorkload("ext1")
-	ev := observed(t, w, "vllm:a")
-	seq, published, err := b.PublishChange(ctx, ev)
+	w := stream.TestWorkload("ext1")
+	ev := stream.Observed(t, w, "vllm:a")
+	seq, published, err := changelog.New(b).PublishChange(ctx, ev)
 	if err != nil || !published {
 		t.Fatalf("publish: published %v err %v", published, err)
 	}
-	cons, err := b.js.CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
+	cons, err := stream.JS(b).CreateOrUpdateConsumer(ctx, schemas.StreamChanges, jetstream.ConsumerConfig{
 		Durable: "ext-test", AckPolicy: jetstream.AckExplicitPolicy,
 	})
 	if err != nil {
@@ -62,7 +64,7 @@ func TestOpenExternalServer(t *testing.T) {
 	wrong := "Wr0ng-" + pass
 	shortCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err = Open(shortCtx, Config{URL: url, User: "bom", Password: wrong}, nil)
+	_, err = stream.Open(shortCtx, stream.Config{URL: url, User: "bom", Password: wrong}, nil)
 	if err == nil {
 		t.Fatal("wrong password accepted")
 	}
@@ -71,7 +73,7 @@ func TestOpenExternalServer(t *testing.T) {
 	}
 	// Credentials in the URL are redacted from errors too.
 	withCreds := strings.Replace(url, "nats://", "nats://bom:"+wrong+"@", 1)
-	_, err = Open(shortCtx, Config{URL: withCreds}, nil)
+	_, err = stream.Open(shortCtx, stream.Config{URL: withCreds}, nil)
 	if err == nil || strings.Contains(err.Error(), wrong) || !strings.Contains(err.Error(), "xxxxx") {
 		t.Fatalf("error for a URL with credentials: %v", err)
 	}
@@ -100,13 +102,13 @@ func TestOpenExternalWithNKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := streamtest.StartExternal(t, "-c", conf)
-	ctx := testContext(t)
-	b, err := Open(ctx, Config{URL: url, NKeyFile: seedFile}, nil)
+	ctx := stream.TestContext(t)
+	b, err := stream.Open(ctx, stream.Config{URL: url, NKeyFile: seedFile}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, _, err := b.PublishChange(ctx, observed(t, testWorkload("nk"), "vllm:a")); err != nil {
+	if _, _, err := changelog.New(b).PublishChange(ctx, stream.Observed(t, stream.TestWorkload("nk"), "vllm:a")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,7 +121,7 @@ func TestOpenNKeyFileErrorsNameFileNotSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range []string{bad, filepath.Join(dir, "missing.nk")} {
-		_, err := Open(context.Background(), Config{URL: "nats://127.0.0.1:1", NKeyFile: file}, nil)
+		_, err := stream.Open(context.Background(), stream.Config{URL: "nats://127.0.0.1:1", NKeyFile: file}, nil)
 		if err == nil {
 			t.Fatalf("%s: Open succeeded", file)
 		}
@@ -133,7 +135,7 @@ func TestOpenNKeyFileErrorsNameFileNotSeed(t *testing.T) {
 }
 
 func TestConfigStringMasksSecrets(t *testing.T) {
-	c := Config{URL: "nats://u:urlpass@h:4222,nats://tok3n@h2:4222", User: "u", Password: "pw-123", Token: "tk-456", NKeyFile: "/k.nk"}
+	c := stream.Config{URL: "nats://u:urlpass@h:4222,nats://tok3n@h2:4222", User: "u", Password: "pw-123", Token: "tk-456", NKeyFile: "/k.nk"}
 	s := c.String()
 	for _, secret := range []string{"urlpass", "tok3n", "pw-123", "tk-456"} {
 		if strings.Contains(s, secret) {

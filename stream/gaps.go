@@ -128,7 +128,8 @@ type StreamState struct {
 }
 
 // State reports what streamName holds, with the sequences it lacks.
-func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error) {
+func (r Reader) State(ctx context.Context, streamName string) (StreamState, error) {
+	b := r.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return StreamState{}, err
@@ -164,7 +165,8 @@ func (b *Bus) State(ctx context.Context, streamName string) (StreamState, error)
 // not a direct get: a replica that restarts answers direct gets from what
 // it held before it caught up, and a read that ended there would stop
 // short of what the stream holds.
-func (b *Bus) LastStored(ctx context.Context, streamName, filter string) (uint64, error) {
+func (r Reader) LastStored(ctx context.Context, streamName, filter string) (uint64, error) {
+	b := r.b
 	req, err := json.Marshal(map[string]string{"last_by_subj": filter})
 	if err != nil {
 		return 0, err
@@ -196,11 +198,12 @@ func (b *Bus) LastStored(ctx context.Context, streamName, filter string) (uint64
 // WarnLost logs, once per read, that a read of streamName from from to to
 // skips the messages the store lost there. Only CHANGES and BOMS are
 // looked at: elsewhere deleted messages are no loss.
-func (b *Bus) WarnLost(ctx context.Context, streamName string, from, to uint64, what string) {
+func (r Reader) WarnLost(ctx context.Context, streamName string, from, to uint64, what string) {
+	b := r.b
 	if streamName != schemas.StreamChanges && streamName != schemas.StreamBOMs {
 		return
 	}
-	st, err := b.State(ctx, streamName)
+	st, err := r.State(ctx, streamName)
 	if err != nil {
 		b.log.Debug("lost messages", zap.String("stream", streamName), zap.Error(err))
 		return
@@ -209,7 +212,7 @@ func (b *Bus) WarnLost(ctx context.Context, streamName string, from, to uint64, 
 	if len(lost) == 0 {
 		return
 	}
-	settled, err := b.settled(ctx, streamName)
+	settled, err := r.settled(ctx, streamName)
 	if err != nil {
 		b.log.Debug("lost messages", zap.String("stream", streamName), zap.Error(err))
 	}
@@ -227,7 +230,8 @@ const settledBucket = "bomstream-check"
 // Settle records that a check found every derivable message the lost
 // ranges of streamName held back on the stream: reads stop warning about
 // them. What they were cannot be read again; what mattered is elsewhere.
-func (b *Bus) Settle(ctx context.Context, streamName string, lost Ranges) error {
+func (r Reader) Settle(ctx context.Context, streamName string, lost Ranges) error {
+	b := r.b
 	kv, err := b.KeyValue(ctx, settledBucket)
 	if err != nil {
 		return fmt.Errorf("settle lost messages of %s: %w", streamName, err)
@@ -247,7 +251,8 @@ func (b *Bus) Settle(ctx context.Context, streamName string, lost Ranges) error 
 }
 
 // settled is what Settle recorded for streamName.
-func (b *Bus) settled(ctx context.Context, streamName string) (Ranges, error) {
+func (r Reader) settled(ctx context.Context, streamName string) (Ranges, error) {
+	b := r.b
 	var e jetstream.KeyValueEntry
 	err := b.retry(ctx, "", true, func(ctx context.Context) error {
 		kv, err := b.js.KeyValue(ctx, settledBucket)

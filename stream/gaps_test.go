@@ -27,7 +27,7 @@ func TestStateNamesLostSequences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := b.State(ctx, schemas.StreamBOMs)
+	st, err := b.Reader().State(ctx, schemas.StreamBOMs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestStateNamesLostSequences(t *testing.T) {
 			t.Errorf("Contains(%d) = %v", seq, !want)
 		}
 	}
-	empty, err := b.State(ctx, schemas.StreamChanges)
+	empty, err := b.Reader().State(ctx, schemas.StreamChanges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMessagesWhenTheLastMessageWasLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []uint64
-	if err := b.Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+	if err := b.Reader().Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
 		got = append(got, m.Sequence)
 		return nil
 	}); err != nil {

@@ -63,7 +63,7 @@ func publishN(t *testing.T, b *Bus, subjects []string, n int) []string {
 		for _, s := range subjects {
 			m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t." + s)
 			m.Data = []byte(s + ":" + strconv.Itoa(i))
-			if _, err := b.Publish(ctx, m, ""); err != nil {
+			if _, err := b.Writer().Publish(ctx, m, ""); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, string(m.Data))

@@ -23,18 +23,19 @@ var ErrStop = errors.New("stop iteration")
 // consumer: nothing is acked and no durable state is left on the server.
 //
 // An error from fn ends the iteration and is returned; ErrStop ends it with nil.
-func (b *Bus) Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
-	return b.messages(ctx, streamName, subject, fromSeq, false, fn)
+func (r Reader) Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	return r.messages(ctx, streamName, subject, fromSeq, false, fn)
 }
 
 // Headers is Messages without the bodies: fn sees each message's subject,
 // sequence, time and headers, and no Data. It does not warn about lost
 // messages: its caller (the store check) reports them.
-func (b *Bus) Headers(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
-	return b.messages(ctx, streamName, subject, fromSeq, true, fn)
+func (r Reader) Headers(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error {
+	return r.messages(ctx, streamName, subject, fromSeq, true, fn)
 }
 
-func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq uint64, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
+func (r Reader) messages(ctx context.Context, streamName, subject string, fromSeq uint64, headersOnly bool, fn func(*jetstream.RawStreamMsg) error) error {
+	b := r.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return fmt.Errorf("messages of %s: %w", streamName, err)
@@ -46,7 +47,7 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 		filters = allOf(streamName)
 	}
 	filter := strings.Join(filters, ",")
-	end, err := b.lastStoredOf(ctx, streamName, filters)
+	end, err := r.lastStoredOf(ctx, streamName, filters)
 	if err != nil {
 		return fmt.Errorf("messages of %s: %w", streamName, err)
 	}
@@ -54,7 +55,7 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 		return nil
 	}
 	if !headersOnly {
-		b.WarnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
+		r.WarnLost(ctx, streamName, fromSeq, end, "the read of "+filter)
 	}
 	occ := jetstream.OrderedConsumerConfig{FilterSubjects: filters, HeadersOnly: headersOnly}
 	if fromSeq > 1 {
@@ -110,12 +111,13 @@ func (b *Bus) messages(ctx context.Context, streamName, subject string, fromSeq 
 }
 
 // lastStoredOf is the last sequence stored on a subject of filters.
-func (b *Bus) lastStoredOf(ctx context.Context, streamName string, filters []string) (uint64, error) {
+func (r Reader) lastStoredOf(ctx context.Context, streamName string, filters []string) (uint64, error) {
+	b := r.b
 	var end uint64
 	for _, f := range filters {
 		var last uint64
 		err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-			last, err = b.LastStored(ctx, streamName, f)
+			last, err = r.LastStored(ctx, streamName, f)
 			return err
 		})
 		if err != nil {

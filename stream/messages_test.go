@@ -27,7 +27,7 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 	collect := func(subject string, from uint64) []string {
 		t.Helper()
 		var got []string
-		err := b.Messages(ctx, schemas.StreamChanges, subject, from, func(m *jetstream.RawStreamMsg) error {
+		err := b.Reader().Messages(ctx, schemas.StreamChanges, subject, from, func(m *jetstream.RawStreamMsg) error {
 			got = append(got, fmt.Sprintf("%d:%s", m.Sequence, m.Data))
 			if m.Time.IsZero() || m.Subject == "" {
 				return fmt.Errorf("message %d lacks time or subject", m.Sequence)
@@ -59,7 +59,7 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 	// Appends during the iteration are not visited: it ends where the
 	// stream ended when it began.
 	n := 0
-	err := b.Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(w1), 0, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(w1), 0, func(m *jetstream.RawStreamMsg) error {
 		n++
 		_, err := b.js.Publish(ctx, schemas.ChangesSubject(w1), []byte("later"))
 		return err
@@ -70,14 +70,14 @@ func TestMessagesIteratesFilterToTheEndAsOfTheCall(t *testing.T) {
 
 	// ErrStop ends early without error; another error is returned.
 	n = 0
-	if err := b.Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { n++; return ErrStop }); err != nil || n != 1 {
+	if err := b.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { n++; return ErrStop }); err != nil || n != 1 {
 		t.Fatalf("ErrStop: visited %d, err %v", n, err)
 	}
 	boom := errors.New("boom")
-	if err := b.Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { return boom }); !errors.Is(err, boom) {
+	if err := b.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("callback error: got %v", err)
 	}
-	if err := b.Messages(ctx, "NOPE", "", 0, func(*jetstream.RawStreamMsg) error { return nil }); err == nil {
+	if err := b.Reader().Messages(ctx, "NOPE", "", 0, func(*jetstream.RawStreamMsg) error { return nil }); err == nil {
 		t.Fatal("unknown stream: no error")
 	}
 }

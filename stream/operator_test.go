@@ -1,4 +1,4 @@
-package stream
+package stream_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 // operatorHub is a nats-server in operator mode with a memory resolver, as
@@ -187,9 +189,9 @@ func (h *operatorHub) assertNoSecret(err error, logs *observer.ObservedLogs) {
 }
 
 // openWith opens a bus on the hub with creds, its log observed.
-func (h *operatorHub) openWith(ctx context.Context, creds string) (*Bus, *observer.ObservedLogs, error) {
+func (h *operatorHub) openWith(ctx context.Context, creds string) (*stream.Bus, *observer.ObservedLogs, error) {
 	core, logs := observer.New(zap.DebugLevel)
-	b, err := Open(ctx, Config{URL: h.srv.ClientURL(), CredsFile: creds, RetryFor: 20 * time.Second}, zap.New(core))
+	b, err := stream.Open(ctx, stream.Config{URL: h.srv.ClientURL(), CredsFile: creds, RetryFor: 20 * time.Second}, zap.New(core))
 	return b, logs, err
 }
 
@@ -200,7 +202,7 @@ func (h *operatorHub) openWith(ctx context.Context, creds string) (*Bus, *observ
 // the .creds file; no JWT or seed reaches an error or a log line.
 func TestOperatorModeCollectorCreds(t *testing.T) {
 	h := startOperatorHub(t)
-	ctx := testContext(t)
+	ctx := stream.TestContext(t)
 	adminCreds, _ := h.user("bomstream", nil, time.Time{})
 	admin, adminLogs, err := h.openWith(ctx, adminCreds)
 	if err != nil {
@@ -208,38 +210,38 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 	}
 	defer admin.Close()
 
-	c1Creds, c1Pub := h.user("collector-c1", EdgePermissions("c1"), time.Time{})
+	c1Creds, c1Pub := h.user("collector-c1", stream.EdgePermissions("c1"), time.Time{})
 	c1, c1Logs, err := h.openWith(ctx, c1Creds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := testWorkload("mine")
+	own := stream.TestWorkload("mine")
 	own.Cluster = "c1"
-	if _, pub, err := c1.PublishChange(ctx, observed(t, own, "vllm:a")); err != nil || !pub {
+	if _, pub, err := changelog.New(c1).PublishChange(ctx, stream.Observed(t, own, "vllm:a")); err != nil || !pub {
 		t.Fatalf("own cluster: published %v, %v", pub, err)
 	}
-	other := testWorkload("theirs")
+	other := stream.TestWorkload("theirs")
 	other.Cluster = "c2"
-	_, _, err = c1.PublishChange(ctx, observed(t, other, "vllm:a"))
-	if !errors.Is(err, ErrPublishDenied) {
+	_, _, err = changelog.New(c1).PublishChange(ctx, stream.Observed(t, other, "vllm:a"))
+	if !errors.Is(err, stream.ErrPublishDenied) {
 		t.Fatalf("collector c1 publishing as c2: %v", err)
 	}
 	h.assertNoSecret(err, c1Logs)
-	if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(own)); err != nil || m == nil {
+	if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(own)); err != nil || m == nil {
 		t.Fatalf("CHANGES lacks c1's own change: %v, %v", m, err)
 	}
-	if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
+	if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(other)); err != nil || m != nil {
 		t.Fatalf("CHANGES holds c2's workload written by c1: %v, %v", m, err)
 	}
 
 	t.Run("expired at Open", func(t *testing.T) {
-		creds, _ := h.user("collector-old", EdgePermissions("c1"), time.Now().Add(-time.Hour))
+		creds, _ := h.user("collector-old", stream.EdgePermissions("c1"), time.Now().Add(-time.Hour))
 		_, logs, err := h.openWith(ctx, creds)
 		assertRefused(t, err, creds, "expired at")
 		h.assertNoSecret(err, logs)
 	})
 	t.Run("revoked at Open", func(t *testing.T) {
-		creds, pub := h.user("collector-gone", EdgePermissions("c1"), time.Time{})
+		creds, pub := h.user("collector-gone", stream.EdgePermissions("c1"), time.Time{})
 		h.revoke(pub)
 		_, logs, err := h.openWith(ctx, creds)
 		assertRefused(t, err, creds, "authorization violation")
@@ -247,12 +249,12 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 	})
 	t.Run("revoked while connected", func(t *testing.T) {
 		h.revoke(c1Pub)
-		w := testWorkload("after-revocation")
+		w := stream.TestWorkload("after-revocation")
 		w.Cluster = "c1"
-		_, _, err := c1.PublishChange(ctx, observed(t, w, "vllm:a"))
+		_, _, err := changelog.New(c1).PublishChange(ctx, stream.Observed(t, w, "vllm:a"))
 		assertRefused(t, err, c1Creds, "authentication revoked")
 		h.assertNoSecret(err, c1Logs)
-		if m, err := admin.LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(w)); err != nil || m != nil {
+		if m, err := admin.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(w)); err != nil || m != nil {
 			t.Fatalf("CHANGES holds a revoked user's change: %v, %v", m, err)
 		}
 		c1.Close()
@@ -260,7 +262,7 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 	t.Run("expiring while connected", func(t *testing.T) {
 		// Long enough for Open on a busy machine; JWT times are seconds.
 		expires := time.Now().Add(6 * time.Second).Truncate(time.Second)
-		creds, _ := h.user("collector-brief", EdgePermissions("c1"), expires)
+		creds, _ := h.user("collector-brief", stream.EdgePermissions("c1"), expires)
 		b, logs, err := h.openWith(ctx, creds)
 		if err != nil {
 			t.Fatal(err)
@@ -268,13 +270,13 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 		defer b.Close()
 		// The server closes the connection at the expiry: wait for that, not
 		// for the clock.
-		waitUntil(t, "the server to close the expired user's connection", func() bool { return !b.nc.IsConnected() })
+		stream.WaitUntil(t, "the server to close the expired user's connection", func() bool { return !stream.Conn(b).IsConnected() })
 		if time.Now().Before(expires) {
 			t.Fatalf("the connection closed at %s, before the expiry %s", time.Now().Format(time.RFC3339Nano), expires.Format(time.RFC3339))
 		}
-		w := testWorkload("after-expiry")
+		w := stream.TestWorkload("after-expiry")
 		w.Cluster = "c1"
-		_, _, err = b.PublishChange(ctx, observed(t, w, "vllm:a"))
+		_, _, err = changelog.New(b).PublishChange(ctx, stream.Observed(t, w, "vllm:a"))
 		assertRefused(t, err, creds, "authentication expired")
 		h.assertNoSecret(err, logs)
 	})
@@ -285,7 +287,7 @@ func TestOperatorModeCollectorCreds(t *testing.T) {
 // file, with why in it.
 func assertRefused(t *testing.T, err error, creds, why string) {
 	t.Helper()
-	if !errors.Is(err, ErrCredentialsRefused) || !strings.Contains(err.Error(), "stream.credsFile "+creds) ||
+	if !errors.Is(err, stream.ErrCredentialsRefused) || !strings.Contains(err.Error(), "stream.credsFile "+creds) ||
 		!strings.Contains(strings.ToLower(err.Error()), why) {
 		t.Fatalf("want a refusal naming %s (%s), got: %v", creds, why, err)
 	}
@@ -318,7 +320,7 @@ func TestCredsFileErrorsNameFileNotContent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, err := Open(context.Background(), Config{URL: "nats://127.0.0.1:1", CredsFile: file}, nil)
+		_, err := stream.Open(context.Background(), stream.Config{URL: "nats://127.0.0.1:1", CredsFile: file}, nil)
 		if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "stream.credsFile") ||
 			!strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: want an error naming stream.credsFile %s (%s), got %v", name, file, c.want, err)

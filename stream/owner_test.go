@@ -45,11 +45,11 @@ func TestDataDirectoryHasOneOwner(t *testing.T) {
 	if !reader.ViaOwner() {
 		t.Fatal("the reader opened the store a second time")
 	}
-	if n, err := reader.LastSeq(ctx, "BOMS"); err != nil || n != 3 {
+	if n, err := reader.Reader().LastSeq(ctx, "BOMS"); err != nil || n != 3 {
 		t.Fatalf("read through the owner: %d, %v", n, err)
 	}
 	reader.Close()
-	if n, err := own.LastSeq(ctx, "BOMS"); err != nil || n != 3 {
+	if n, err := own.Reader().LastSeq(ctx, "BOMS"); err != nil || n != 3 {
 		t.Fatalf("the owner after the reader left: %d, %v", n, err)
 	}
 	own.Close()
@@ -65,7 +65,7 @@ func TestDataDirectoryHasOneOwner(t *testing.T) {
 	if reader.ViaOwner() {
 		t.Fatal("no owner, yet ViaOwner")
 	}
-	if n, err := reader.LastSeq(ctx, "BOMS"); err != nil || n != 3 {
+	if n, err := reader.Reader().LastSeq(ctx, "BOMS"); err != nil || n != 3 {
 		t.Fatalf("read without an owner: %d, %v", n, err)
 	}
 }

@@ -21,11 +21,21 @@ type PubAck struct {
 	Duplicate bool   // the stream already held a message with the same id
 }
 
+// Writer publishes to the streams: with a message id, on the condition
+// of a subject's last sequence, or without waiting for the ack. It holds
+// nothing but the bus, so it is cheap to pass by value and safe for
+// concurrent use.
+type Writer struct{ b *Bus }
+
+// Writer hands out the bus's publishes.
+func (b *Bus) Writer() Writer { return Writer{b} }
+
 // Publish stores m on the bomstream stream its subject belongs to, with
 // Nats-Msg-Id msgID (none when empty), and waits for the stream's ack. A
 // retried publish with the same id within the duplicate window is stored
 // once (Duplicate says so).
-func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+func (w Writer) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+	b := w.b
 	name, err := streamOf(m.Subject)
 	if err != nil {
 		return PubAck{}, err
@@ -36,6 +46,15 @@ func (b *Bus) Publish(ctx context.Context, m *nats.Msg, msgID string) (PubAck, e
 		return PubAck{}, fmt.Errorf("publish to %s: %w", m.Subject, err)
 	}
 	return ack, nil
+}
+
+// PublishAnyStream is Publish without the expected-stream header: whichever
+// stream takes m's subject stores it. Dead letters go this way, as they
+// always have. Being retried as a repeatable request, m should carry a
+// msgID. The error is the request's, unwrapped.
+func (w Writer) PublishAnyStream(ctx context.Context, m *nats.Msg, msgID string) (PubAck, error) {
+	setPublishHeaders(m, "", msgID)
+	return w.b.publishMsg(ctx, m, true)
 }
 
 // setPublishHeaders sets the headers of a publish: the stream expected
@@ -162,10 +181,34 @@ func skipQuotedField(data []byte, prefix string) ([]byte, bool) {
 	return rest[end+2:], true
 }
 
+// PublishAsync sends m without waiting for its stream's ack, with the
+// publish options opts (a message id, an expected stream or last subject
+// sequence): the future settles later. Nothing is retried: the caller
+// settles the future and tries again what failed for a reason Transient
+// or IsWrongLastSeq names. An error means m could not even be sent.
+func (w Writer) PublishAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	return w.b.js.PublishMsgAsync(m, opts...)
+}
+
 // ErrWrongLastSeq is returned by PublishAfter when the subject's last
 // sequence is no longer the one the writer saw: another writer appended
 // first; read again and decide again.
 var ErrWrongLastSeq = errors.New("the subject changed since it was read")
+
+// IsWrongLastSeq reports whether err is the server's answer to a
+// conditional publish or KV update whose expected last sequence was no
+// longer the subject's: another writer got there first.
+func IsWrongLastSeq(err error) bool {
+	if err == nil {
+		return false // without the allocation errors.As makes of apiErr
+	}
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
 
 // PublishAfter is Publish with optimistic concurrency: m is stored only
 // while its subject's last sequence is still lastSeq (0: the subject has
@@ -173,7 +216,8 @@ var ErrWrongLastSeq = errors.New("the subject changed since it was read")
 // it is retried through an election or a timeout even without a msgID: a
 // first attempt that was stored makes the retry fail with
 // ErrWrongLastSeq, and the writer reads again.
-func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastSeq uint64) (PubAck, error) {
+func (w Writer) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastSeq uint64) (PubAck, error) {
+	b := w.b
 	name, err := streamOf(m.Subject)
 	if err != nil {
 		return PubAck{}, err
@@ -181,7 +225,7 @@ func (b *Bus) PublishAfter(ctx context.Context, m *nats.Msg, msgID string, lastS
 	setPublishHeaders(m, name, msgID)
 	expectLastSubjectSeq(m, lastSeq)
 	ack, err := b.publishMsg(ctx, m, true)
-	if isWrongLastSeq(err) {
+	if IsWrongLastSeq(err) {
 		return PubAck{}, fmt.Errorf("publish to %s after seq %d: %w", m.Subject, lastSeq, ErrWrongLastSeq)
 	}
 	if err != nil {
@@ -203,45 +247,4 @@ func streamOf(subject string) (string, error) {
 		return schemas.StreamFindings, nil
 	}
 	return "", fmt.Errorf("publish to %s: not a bomstream subject", subject)
-}
-
-// LastMsg is the last stored message of subject on streamName, read with a
-// direct get; nil (and no error) when the subject has none.
-func (b *Bus) LastMsg(ctx context.Context, streamName, subject string) (*jetstream.RawStreamMsg, error) {
-	s, err := b.Stream(ctx, streamName)
-	if err != nil {
-		return nil, err
-	}
-	var m *jetstream.RawStreamMsg
-	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		m, err = s.GetLastMsgForSubject(ctx, subject)
-		if errors.Is(err, nats.ErrNoResponders) && b.streamGone(ctx, streamName) {
-			return fmt.Errorf("stream %s: %w", streamName, jetstream.ErrStreamNotFound)
-		}
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("last message of %s on %s: %w", subject, streamName, err)
-	}
-	return m, nil
-}
-
-// LastSeq is the last sequence stored on streamName (0 when empty).
-func (b *Bus) LastSeq(ctx context.Context, streamName string) (uint64, error) {
-	s, err := b.Stream(ctx, streamName)
-	if err != nil {
-		return 0, err
-	}
-	var info *jetstream.StreamInfo
-	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		info, err = s.Info(ctx)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("stream %s: %w", streamName, err)
-	}
-	return info.State.LastSeq, nil
 }

@@ -54,11 +54,11 @@ func TestParsePubAckIsTheDecoder(t *testing.T) {
 			t.Fatalf("%s: the decoder: %v", c.body, jerr)
 		case want.Error != nil:
 			var apiErr *jetstream.APIError
-			if !errors.As(err, &apiErr) || apiErr.ErrorCode != want.Error.ErrorCode || isWrongLastSeq(err) != c.wrongSeq {
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode != want.Error.ErrorCode || IsWrongLastSeq(err) != c.wrongSeq {
 				t.Errorf("%s: %v, want the API error %v", c.body, err, want.Error)
 			}
-			if apiErrorCode(err) != int(want.Error.ErrorCode) {
-				t.Errorf("%s: error code %d, want %d", c.body, apiErrorCode(err), want.Error.ErrorCode)
+			if APIErrorCode(err) != int(want.Error.ErrorCode) {
+				t.Errorf("%s: error code %d, want %d", c.body, APIErrorCode(err), want.Error.ErrorCode)
 			}
 		case err != nil || ack.Seq != want.Sequence || ack.Duplicate != want.Duplicate:
 			t.Errorf("%s: %+v %v, want seq %d duplicate %v", c.body, ack, err, want.Sequence, want.Duplicate)

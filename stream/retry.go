@@ -113,11 +113,16 @@ func (b *Bus) streamGone(ctx context.Context, name string) bool {
 	return errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
+// Transient reports whether err, the answer to a request that is harmless
+// twice (a read, a publish with a Nats-Msg-Id, a conditional write), is
+// one a cluster heals by itself: what the bus's own retry would try again.
+func Transient(err error) bool { return transient(err, true) }
+
 // transient reports whether err is one a cluster heals by itself. A
 // timeout counts only for repeatable requests.
 func transient(err error, repeatable bool) bool {
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, errNotSent) {
+		errors.Is(err, nats.ErrConnectionReconnecting) {
 		return true
 	}
 	if !repeatable {
@@ -127,7 +132,7 @@ func transient(err error, repeatable bool) bool {
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
 		return true
 	}
-	switch apiErrorCode(err) {
+	switch APIErrorCode(err) {
 	// no peers for placement (a peer offline), cluster not available,
 	// not leader, stream or consumer offline
 	case 10005, 10008, 10009, 10118, 10119:
@@ -136,11 +141,11 @@ func transient(err error, repeatable bool) bool {
 	return false
 }
 
-// apiErrorCode is the JetStream API error code in err's chain, 0 when none:
+// APIErrorCode is the JetStream API error code in err's chain, 0 when none:
 // from the jetstream package's errors, from the nats package's (a KV watch
 // or listing still goes through the older API), or from the text of one
 // the client flattened into a string (a failed message deletion).
-func apiErrorCode(err error) int {
+func APIErrorCode(err error) int {
 	var apiErr jetstream.JetStreamError
 	if errors.As(err, &apiErr) && apiErr.APIError() != nil {
 		return int(apiErr.APIError().ErrorCode)

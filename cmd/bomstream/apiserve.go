@@ -70,15 +70,15 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 	}
 	ix := inventory.New()
 	start := time.Now()
-	if _, err := ix.Load(ctx, p.bus); err != nil {
+	if _, err := ix.Load(ctx, p.bus.Reader()); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
 	log = log.With(zap.String("stage", "api"))
 	log.Info("inventory loaded", zap.Int("workloads", ix.Stats().Workloads), zap.Duration("took", time.Since(start)))
 	p.findingsIx = stored.NewIndex()
-	go follow.New(p.bus, schemas.StreamFindings, p.findingsIx).Run(ctx, func(err error) { log.Warn("findings not current", zap.Error(err)) })
-	srv, err := api.New(cfg, ix, p.bus)
+	go follow.New(p.bus.Reader(), schemas.StreamFindings, p.findingsIx).Run(ctx, func(err error) { log.Warn("findings not current", zap.Error(err)) })
+	srv, err := api.New(cfg, ix, p.bus.Reader())
 	if err == nil {
 		for _, h := range append([]apiHook{findingsAPIHook, webAPIHook(ix)}, e.apiHooks...) {
 			if err = h(ctx, srv, p); err != nil {
@@ -91,7 +91,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
 	done := make(chan error, 1)
-	go follow.New(p.bus, schemas.StreamBOMs, ix).Run(ctx, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
+	go follow.New(p.bus.Reader(), schemas.StreamBOMs, ix).Run(ctx, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
 	go func() { done <- srv.Serve(ctx, ln) }()
 	log.Info("inventory api listening", zap.String("addr", ln.Addr().String()))
 	if e.apiAddr != nil {

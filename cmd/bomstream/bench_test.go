@@ -2,7 +2,7 @@ package main
 
 // Benchmarks of the whole in-process pipeline (issue "Event backbone"): the
 // embedded JetStream server with its file store, collector-side publishing
-// with Bus.PublishChange, the transformer stage, and a file sink driven by its
+// with changelog.Log.PublishChange, the transformer stage, and a file sink driven by its
 // runner, wired by newPipeline exactly as `bomstream run` wires them.
 //
 // Full size (100,000 workloads; takes minutes):
@@ -66,6 +66,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/registry"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/streamtest"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -162,6 +163,7 @@ func benchPipelineRate(b *testing.B, events []schemas.WorkloadChange, publishers
 	var wg sync.WaitGroup
 	errs := make(chan error, publishers)
 	per := (len(events) + publishers - 1) / publishers
+	changes := changelog.New(bp.p.bus)
 	for p := range publishers {
 		lo, hi := min(p*per, len(events)), min((p+1)*per, len(events))
 		wg.Add(1)
@@ -169,11 +171,11 @@ func benchPipelineRate(b *testing.B, events []schemas.WorkloadChange, publishers
 			defer wg.Done()
 			const batch = 1000
 			for i := lo; i < hi; i += batch {
-				var appends []stream.Append
+				var appends []changelog.Append
 				for _, ev := range events[i:min(i+batch, hi)] {
-					appends = append(appends, stream.Append{Event: ev})
+					appends = append(appends, changelog.Append{Event: ev})
 				}
-				for j, r := range bp.p.bus.AppendChanges(ctx, appends) {
+				for j, r := range changes.AppendChanges(ctx, appends) {
 					if r.Err != nil || !r.Published {
 						errs <- fmt.Errorf("publish change %d: published=%v: %w", i+j, r.Published, r.Err)
 						return
@@ -252,9 +254,10 @@ func BenchmarkLatency(b *testing.B) {
 			for range b.N {
 				bp := benchStartPipeline(b, v.fsync, len(warm)+len(events))
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+				changes := changelog.New(bp.p.bus)
 				// Warm up: consumers created, first files and directories made.
 				for _, ev := range warm {
-					if _, _, err := bp.p.bus.PublishChange(ctx, ev); err != nil {
+					if _, _, err := changes.PublishChange(ctx, ev); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -271,7 +274,7 @@ func BenchmarkLatency(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						sent[i] = time.Now()
-						if _, _, err := bp.p.bus.PublishChange(ctx, events[i]); err != nil {
+						if _, _, err := changes.PublishChange(ctx, events[i]); err != nil {
 							errs <- err
 						}
 					}()

@@ -54,7 +54,7 @@ func TestRunOnceHugeArgs(t *testing.T) {
 
 	bus := openBus(t, data, "")
 	count := func(streamName string) (n int, largest int) {
-		err := bus.Messages(context.Background(), streamName, "", 0, func(m *jetstream.RawStreamMsg) error {
+		err := bus.Reader().Messages(context.Background(), streamName, "", 0, func(m *jetstream.RawStreamMsg) error {
 			n++
 			largest = max(largest, len(m.Data))
 			return nil

@@ -169,7 +169,7 @@ func lastBOMs(t *testing.T, dataDir string, want map[string]expectation) map[str
 	defer cancel()
 	out := map[string][]byte{}
 	for k, e := range want {
-		m, err := bus.LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(e.Workload))
+		m, err := bus.Reader().LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(e.Workload))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +326,7 @@ func bomsMessages(t *testing.T, dataDir string) uint64 {
 	t.Helper()
 	bus := openBus(t, dataDir, "")
 	defer bus.Close()
-	st, err := bus.State(context.Background(), schemas.StreamBOMs)
+	st, err := bus.Reader().State(context.Background(), schemas.StreamBOMs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestHistoryOverGap(t *testing.T) {
 	runOnce()
 	// The workload whose BOM is in the middle of the first block.
 	bus := openBus(t, s.dataDir, "")
-	m, err := bus.GetMsg(context.Background(), schemas.StreamBOMs, 200)
+	m, err := bus.Reader().GetMsg(context.Background(), schemas.StreamBOMs, 200)
 	if err != nil || m == nil {
 		t.Fatalf("BOMS 200: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
@@ -168,7 +169,7 @@ func newKubeCollector(p *pipeline, cfg Config) (*kube.Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kube.New(kc, rc, p.norm, p.bus, p.log.Named("collector"), p.obs.reg)
+	return kube.New(kc, rc, p.norm, changelog.New(p.bus), p.log.Named("collector"), p.obs.reg)
 }
 
 // runCluster is `run --kubeconfig`: the cluster as the source of the whole

@@ -19,7 +19,7 @@ import (
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // common are the flags every pipeline command shares. A flag set on the
@@ -259,7 +259,7 @@ func (p *pipeline) leftBehind(ctx context.Context) error {
 		mine[schemas.SinkStage(s.cfg.Name)] = true
 	}
 	waiting := 0
-	if err := p.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	if err := deadletter.New(p.bus).List(ctx, "", func(d deadletter.Letter) error {
 		if mine[d.Stage] {
 			waiting++
 		}

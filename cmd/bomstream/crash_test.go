@@ -16,6 +16,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/sinks/sinktest"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 const syntheticDeployment = `---
@@ -178,7 +179,7 @@ func TestCrashMidExport(t *testing.T) {
 	func() {
 		bus := openBus(t, dataDir, "")
 		defer bus.Close()
-		l, err := bus.Ledger(ctx, "file")
+		l, err := ledger.Open(ctx, bus, "file")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 )
 
@@ -60,7 +61,7 @@ func dlqListCmd(e *env) *cobra.Command {
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tDEAD-LETTERED\tSTAGE\tWORKLOAD\tCHANGE\tREASON")
 				n := 0
-				err := p.bus.DeadLetters(ctx, stageOf(sink, stage), func(d stream.DeadLetter) error {
+				err := deadletter.New(p.bus).List(ctx, stageOf(sink, stage), func(d deadletter.Letter) error {
 					n++
 					w, change := deadLetterSubject(d)
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, oneLine(d.Reason, 160))
@@ -80,14 +81,14 @@ func dlqListCmd(e *env) *cobra.Command {
 
 // deadLetterSubject names the workload and the change of a dead letter, as
 // far as its message says.
-func deadLetterSubject(d stream.DeadLetter) (workload, change string) {
+func deadLetterSubject(d deadletter.Letter) (workload, change string) {
 	if d.Stream == schemas.StreamBOMs {
 		if m, _ := schemas.DecodeBOMMessage("", d.Header, d.Data); m.Workload.Name != "" {
 			return m.Workload.Key(), strconv.FormatUint(m.ChangeSeq, 10)
 		}
 	}
 	if d.Stream == schemas.StreamChanges {
-		if ev, err := stream.DecodeChange(d.Data); err == nil && ev.Data.Workload.Name != "" {
+		if ev, err := changelog.Decode(d.Data); err == nil && ev.Data.Workload.Name != "" {
 			return ev.Data.Workload.Key(), strconv.FormatUint(d.Seq, 10)
 		}
 		return d.Subject, strconv.FormatUint(d.Seq, 10)
@@ -120,7 +121,7 @@ func dlqShowCmd(e *env) *cobra.Command {
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
 			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				d, err := p.bus.GetDeadLetter(ctx, id)
+				d, err := deadletter.New(p.bus).Get(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -133,7 +134,7 @@ func dlqShowCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printDeadLetter(out io.Writer, d stream.DeadLetter) {
+func printDeadLetter(out io.Writer, d deadletter.Letter) {
 	w, change := deadLetterSubject(d)
 	fmt.Fprintf(out, "dead letter %d\n", d.ID)
 	for _, kv := range [][2]string{
@@ -227,7 +228,7 @@ type retryResult struct {
 // retryDeadLetters puts the dead letters req names back through their
 // stage in this process, oldest first; each one that goes through is removed.
 func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, report func(string)) (retryResult, error) {
-	var todo []stream.DeadLetter
+	var todo []deadletter.Letter
 	ids := map[uint64]bool{}
 	for _, id := range req.IDs {
 		ids[id] = true
@@ -236,7 +237,7 @@ func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, repor
 	for _, s := range req.Stages {
 		stagesWanted[s] = true
 	}
-	if err := p.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	if err := deadletter.New(p.bus).List(ctx, "", func(d deadletter.Letter) error {
 		if ids[d.ID] || stagesWanted[d.Stage] {
 			todo = append(todo, d)
 			delete(ids, d.ID)
@@ -247,7 +248,7 @@ func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, repor
 	}
 	var res retryResult
 	for id := range ids {
-		report(fmt.Sprintf("dead letter %d: %v", id, stream.ErrNoDeadLetter))
+		report(fmt.Sprintf("dead letter %d: %v", id, deadletter.ErrNotFound))
 		res.Failed++
 	}
 	for _, d := range todo {
@@ -271,7 +272,7 @@ func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, repor
 }
 
 // retryOne redrives one dead letter through the engine of its stage.
-func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (p *pipeline) retryOne(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	if d.Stage == schemas.StageTransformer {
 		if p.svc == nil {
 			return engine.Redriven{}, errors.New("the transformer does not run in this process")

@@ -16,6 +16,7 @@ import (
 	"github.com/bomstream/bomstream/collector/kube/kubetest"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -72,7 +73,7 @@ func TestCollectorAsAnEdge(t *testing.T) {
 	var subjects []string
 	eventually(t, "the hub holds the edge's change of ml/Deployment/chat", func() bool {
 		subjects = subjects[:0]
-		_ = hub.Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+		_ = hub.Reader().Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 			subjects = append(subjects, m.Subject)
 			return nil
 		})
@@ -83,7 +84,7 @@ func TestCollectorAsAnEdge(t *testing.T) {
 			t.Fatalf("the hub holds a change under %s, not cluster a's subjects", s)
 		}
 	}
-	if w, err := hub.FindWorkload(ctx, "a", "ml", "Deployment", "chat"); err != nil || w.UID == "" {
+	if w, err := changelog.New(hub).FindWorkload(ctx, "a", "ml", "Deployment", "chat"); err != nil || w.UID == "" {
 		t.Fatalf("the hub's name index does not know a/ml/Deployment/chat: %v", err)
 	}
 	// Nothing was rendered at the edge: its store has no BOM.
@@ -92,7 +93,7 @@ func TestCollectorAsAnEdge(t *testing.T) {
 	done <- r
 	edge := openBus(t, filepath.Join(dir, "data"), "")
 	n := 0
-	_ = edge.Headers(ctx, schemas.StreamBOMs, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
+	_ = edge.Reader().Headers(ctx, schemas.StreamBOMs, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
 	if n != 0 {
 		t.Errorf("the edge rendered %d BOMs; an edge only collects", n)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -135,7 +136,7 @@ func explainStored(cmd *cobra.Command, e *env, c *common, key string, w explainW
 		if err != nil {
 			return err
 		}
-		ev, _, ok, err := p.bus.LastChange(ctx, wl)
+		ev, _, ok, err := changelog.New(p.bus).LastChange(ctx, wl)
 		switch {
 		case err != nil:
 			return err

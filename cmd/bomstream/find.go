@@ -57,7 +57,7 @@ bare name (--runtime vllm).`,
 					}
 				}
 				ix := inventory.New()
-				if _, err := ix.Load(ctx, p.bus); err != nil {
+				if _, err := ix.Load(ctx, p.bus.Reader()); err != nil {
 					return err
 				}
 				return report.Entries(cmd.OutOrStdout(), ff.Output, ix.Find(q))

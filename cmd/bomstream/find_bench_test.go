@@ -109,7 +109,7 @@ func BenchmarkFind(b *testing.B) {
 		before := heapAfterGC()
 		ix := inventory.New()
 		start := time.Now()
-		if _, err := ix.Load(ctx, bus); err != nil {
+		if _, err := ix.Load(ctx, bus.Reader()); err != nil {
 			b.Fatal(err)
 		}
 		add("load-s", time.Since(start).Seconds())

@@ -57,7 +57,7 @@ func findingsListCmd(e *env) *cobra.Command {
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
 			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				list, err := stored.List(ctx, p.bus, f)
+				list, err := stored.List(ctx, p.bus.Reader(), f)
 				if err != nil {
 					return err
 				}
@@ -165,8 +165,8 @@ func findingsRulesCmd() *cobra.Command {
 // read FINDINGS; and the workloads' findings=true filter (find --findings
 // through the API).
 func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
-	s.Handle("GET /api/v1/findings", stored.Handler(p.bus, p.findingsIx))
-	s.FilterFindings(apiFindings{p.findingsIx, p.bus})
+	s.Handle("GET /api/v1/findings", stored.Handler(p.bus.Reader(), p.findingsIx))
+	s.FilterFindings(apiFindings{p.findingsIx, p.bus.Reader()})
 	return nil
 }
 
@@ -198,7 +198,7 @@ func findingsFindHook() findHook {
 			if !on {
 				return nil
 			}
-			open, err := stored.List(ctx, p.bus, stored.Filter{})
+			open, err := stored.List(ctx, p.bus.Reader(), stored.Filter{})
 			if err != nil {
 				return err
 			}

@@ -98,7 +98,7 @@ func consumersOf(t *testing.T, data, streamName string) []string {
 	t.Helper()
 	bus := openBus(t, data, "")
 	defer bus.Close()
-	cs, err := bus.Consumers(context.Background(), streamName)
+	cs, err := bus.Durables().List(context.Background(), streamName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func countFindingMessages(t *testing.T, data string) int {
 	bus := openBus(t, data, "")
 	defer bus.Close()
 	n := 0
-	err := bus.Messages(context.Background(), schemas.StreamFindings, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
+	err := bus.Reader().Messages(context.Background(), schemas.StreamFindings, "", 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,9 @@ import (
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // fleetChange is round r of workload i: a vLLM Deployment whose image tag
@@ -57,18 +59,18 @@ func fleetChange(t testing.TB, cluster string, i, r int) schemas.WorkloadChange 
 func appendRound(t testing.TB, ctx context.Context, bus *stream.Bus, cluster string, n, r int) {
 	t.Helper()
 	last := map[string]uint64{}
-	if err := bus.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, seq uint64) error {
+	if err := changelog.New(bus).LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, seq uint64) error {
 		last[ev.Data.Workload.UID] = seq
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var appends []stream.Append
+	var appends []changelog.Append
 	for i := range n {
 		ev := fleetChange(t, cluster, i, r)
-		appends = append(appends, stream.Append{Event: ev, LastSeq: last[ev.Data.Workload.UID]})
+		appends = append(appends, changelog.Append{Event: ev, LastSeq: last[ev.Data.Workload.UID]})
 	}
-	for i, res := range bus.AppendChanges(ctx, appends) {
+	for i, res := range changelog.New(bus).AppendChanges(ctx, appends) {
 		if res.Err != nil || !res.Published {
 			t.Fatalf("append round %d of %s: published %v, %v", r, appends[i].Event.Data.Workload, res.Published, res.Err)
 		}
@@ -157,8 +159,8 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	}
 	var changes []change
 	lastChange := map[string]uint64{}
-	if err := bus.Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
-		ev, err := stream.DecodeChange(m.Data)
+	if err := bus.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			return err
 		}
@@ -177,7 +179,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	pollFor(t, time.Until(deadline), "a BOM of every change on BOMS", func() bool {
 		clear(bomOf)
 		clear(perChange)
-		_ = bus.Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+		_ = bus.Reader().Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
 			seq, _ := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
 			perChange[seq]++
 			bomOf[seq] = m.Header.Get(schemas.HeaderBomHash)
@@ -196,7 +198,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	// workload's last change says what the sink applied.
 	pollFor(t, time.Until(deadline), "every sink's ledger at every workload's last change, its consumer at the end of BOMS", func() bool {
 		for _, sink := range []string{"history", "gcs", "latest"} {
-			if done, err := bus.CaughtUp(ctx, schemas.StreamBOMs, "sink-"+sink); err != nil || !done {
+			if done, err := bus.Durables().CaughtUp(ctx, schemas.StreamBOMs, "sink-"+sink); err != nil || !done {
 				return false
 			}
 			entries, _, err := runner.ReadLedger(ctx, bus, sink)
@@ -260,7 +262,7 @@ func checkHubExports(t *testing.T, ctx context.Context, bus *stream.Bus, g *gcst
 	if twice != 0 || back != 0 {
 		t.Errorf("latest-only sink: %d versions printed twice, %d times it went back", twice, back)
 	}
-	if err := bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	if err := deadletter.New(bus).List(ctx, "", func(d deadletter.Letter) error {
 		t.Errorf("dead letter %d from %s: %s", d.ID, d.Stage, d.Reason)
 		return nil
 	}); err != nil {

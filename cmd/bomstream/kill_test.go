@@ -30,6 +30,8 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks/stdout"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // envBin names a prebuilt bomstream binary for the process tests.
@@ -263,8 +265,8 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 	}
 	var changes []change
 	lastChange := map[string]uint64{} // uid -> last change seq
-	if err := bus.Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
-		ev, err := stream.DecodeChange(m.Data)
+	if err := bus.Reader().Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			return err
 		}
@@ -283,7 +285,7 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 
 	bomOf := map[uint64]string{} // change seq -> bomHash
 	perChange := map[uint64]int{}
-	if err := bus.Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+	if err := bus.Reader().Messages(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
 		seq, _ := strconv.ParseUint(m.Header.Get(schemas.HeaderChangeSeq), 10, 64)
 		perChange[seq]++
 		if m.Header.Get(schemas.HeaderTombstone) == "true" {
@@ -375,7 +377,7 @@ func checkAfterKills(t *testing.T, data, hist, outPath string, workloads, minCha
 		}
 	}
 
-	if err := bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	if err := deadletter.New(bus).List(ctx, "", func(d deadletter.Letter) error {
 		t.Errorf("dead letter %d from %s: %s", d.ID, d.Stage, d.Reason)
 		return nil
 	}); err != nil {

@@ -96,7 +96,7 @@ func TestHistoryDuringRunLosesNothing(t *testing.T) {
 	bus := openBus(t, data, "")
 	ctx := context.Background()
 	for name, stream := range map[string]string{"CHANGES": schemas.StreamChanges, "BOMS": schemas.StreamBOMs} {
-		if last, err := bus.LastSeq(ctx, stream); err != nil || last != n {
+		if last, err := bus.Reader().LastSeq(ctx, stream); err != nil || last != n {
 			t.Errorf("%s ends at %d (%v), want %d", name, last, err, n)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/owner"
 )
 
@@ -246,7 +247,7 @@ func (p *pipeline) run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { // CHANGES keeps every last event
 			defer wg.Done()
-			owner.KeepRetention(ctx, p.bus, p.cfg.Stream.MaxAge, p.log.Named("retention"))
+			owner.KeepRetention(ctx, p.bus, p.bus.Reader(), p.cfg.Stream.MaxAge, p.log.Named("retention"))
 		}()
 	}
 	for _, s := range p.sinks {
@@ -331,7 +332,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			return fmt.Errorf("wait for %s to drain%s: %w", c[1], p.leftOn(c[0], c[1]), ctx.Err())
 		}
 		for {
-			done, err := p.bus.CaughtUp(ctx, c[0], c[1])
+			done, err := p.bus.Durables().CaughtUp(ctx, c[0], c[1])
 			if err != nil && ctx.Err() != nil {
 				return interrupted()
 			}
@@ -357,7 +358,7 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 func (p *pipeline) leftOn(streamName, durable string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cs, err := p.bus.Consumers(ctx, streamName)
+	cs, err := p.bus.Durables().List(ctx, streamName)
 	if err != nil {
 		return ""
 	}
@@ -380,7 +381,7 @@ func (p *pipeline) watcher() *files.Watcher {
 		Dir:        p.cfg.Manifests.Dir,
 		Cluster:    p.cfg.Cluster,
 		Normalizer: p.norm,
-		Publisher:  p.bus,
+		Publisher:  changelog.New(p.bus),
 		Limits:     p.cfg.Manifests.limits(),
 		Interval:   p.cfg.Manifests.Interval,
 		Log:        p.log.Named("manifests"),

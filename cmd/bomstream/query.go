@@ -13,6 +13,7 @@ import (
 	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 // findWorkload resolves NAMESPACE/KIND/NAME to the workload's identity
@@ -22,8 +23,8 @@ func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (sc
 	if err != nil {
 		return schemas.Workload{}, err
 	}
-	w, err := bus.FindWorkload(ctx, cluster, ns, kind, name)
-	if errors.Is(err, stream.ErrNoWorkload) {
+	w, err := changelog.New(bus).FindWorkload(ctx, cluster, ns, kind, name)
+	if errors.Is(err, changelog.ErrNoWorkload) {
 		return w, fmt.Errorf("workload %s not found in cluster %s", key, cluster)
 	}
 	return w, err
@@ -42,7 +43,7 @@ func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(cont
 		if err != nil {
 			return err
 		}
-		wl, err := inventory.History(ctx, p.bus, w)
+		wl, err := inventory.History(ctx, p.bus.Reader(), w)
 		if err != nil {
 			return err
 		}
@@ -103,7 +104,7 @@ func getCmd(e *env) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
-				bom, err := api.ReadBOM(ctx, p.bus, v)
+				bom, err := api.ReadBOM(ctx, p.bus.Reader(), v)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}

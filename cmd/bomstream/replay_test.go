@@ -185,7 +185,7 @@ func TestSinkErrors(t *testing.T) {
 
 	bus := openBus(t, dataDir, "")
 	var dead []*jetstream.RawStreamMsg
-	err := bus.Messages(context.Background(), schemas.StreamDLQ, schemas.DLQSubject("sink.picky"), 0, func(m *jetstream.RawStreamMsg) error {
+	err := bus.Reader().Messages(context.Background(), schemas.StreamDLQ, schemas.DLQSubject("sink.picky"), 0, func(m *jetstream.RawStreamMsg) error {
 		dead = append(dead, m)
 		return nil
 	})
@@ -205,7 +205,7 @@ func TestSinkErrors(t *testing.T) {
 	}
 	// The flaky sink's errors were retried, never dead-lettered.
 	n := 0
-	err = bus.Messages(context.Background(), schemas.StreamDLQ, schemas.DLQSubject("sink.flaky"), 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
+	err = bus.Reader().Messages(context.Background(), schemas.StreamDLQ, schemas.DLQSubject("sink.flaky"), 0, func(*jetstream.RawStreamMsg) error { n++; return nil })
 	if err != nil || n != 0 {
 		t.Errorf("DLQ of the flaky sink: %d messages (%v), want none", n, err)
 	}

@@ -37,7 +37,7 @@ func currentBOMs(t *testing.T, data string) map[string]bomVersion2 {
 	t.Helper()
 	b := openBus(t, data, "")
 	out := map[string]bomVersion2{}
-	err := b.LastPerSubject(context.Background(), schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().LastPerSubject(context.Background(), schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
 		bm, err := schemas.DecodeBOMMessage(m.Subject, m.Header, m.Data)
 		if err != nil {
 			return err

@@ -117,7 +117,7 @@ func TestSecretsCorpus(t *testing.T) {
 	bus := openBus(t, dataDir, "")
 	for _, s := range []string{schemas.StreamChanges, schemas.StreamBOMs, schemas.StreamDLQ} {
 		n := 0
-		err := bus.Messages(context.Background(), s, "", 0, func(m *jetstream.RawStreamMsg) error {
+		err := bus.Reader().Messages(context.Background(), s, "", 0, func(m *jetstream.RawStreamMsg) error {
 			n++
 			if bytes.Contains(m.Data, []byte(plantMark)) {
 				t.Errorf("a credential reached %s seq %d:\n%s", s, m.Sequence, excerptOf(string(m.Data), plantMark))
@@ -164,7 +164,7 @@ func TestSecretsRotationKeepsInputHashes(t *testing.T) {
 		bus := openBus(t, dataDir, "")
 		defer bus.Close()
 		m := 0
-		if err := bus.Messages(context.Background(), schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error {
+		if err := bus.Reader().Messages(context.Background(), schemas.StreamChanges, "", 0, func(*jetstream.RawStreamMsg) error {
 			m++
 			return nil
 		}); err != nil {

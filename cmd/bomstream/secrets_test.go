@@ -84,7 +84,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	// Positive control: the events do carry the arguments around the
 	// secrets, with the values replaced, so their absence is the scrubber's work.
 	var changes strings.Builder
-	if err := bus.Messages(context.Background(), schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	if err := bus.Reader().Messages(context.Background(), schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		changes.Write(m.Data)
 		return nil
 	}); err != nil {
@@ -93,7 +93,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	mustContain(t, "CHANGES", changes.String(), "--api-key", "HF_TOKEN", "all-the-keys", collector.Redacted)
 	for _, s := range []string{schemas.StreamChanges, schemas.StreamBOMs, schemas.StreamDLQ} {
 		n := 0
-		err := bus.Messages(context.Background(), s, "", 0, func(m *jetstream.RawStreamMsg) error {
+		err := bus.Reader().Messages(context.Background(), s, "", 0, func(m *jetstream.RawStreamMsg) error {
 			n++
 			if strings.Contains(string(m.Data), secretMark) {
 				t.Errorf("a secret reached %s seq %d:\n%s", s, m.Sequence, excerpt(string(m.Data)))

@@ -15,6 +15,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // defaultWebListen is where `bomstream web` serves when nothing says.
@@ -64,7 +65,7 @@ func webAPIHook(ix *inventory.Index) apiHook {
 		if err != nil {
 			return err
 		}
-		_, err = web.Register(ctx, s, web.Sources{Index: ix, Store: p.bus, Findings: p.findingsIx, Locate: loc}, nil)
+		_, err = web.Register(ctx, s, web.Sources{Index: ix, Store: p.bus.Reader(), Findings: p.findingsIx, Locate: loc}, nil)
 		return err
 	}
 }
@@ -111,7 +112,7 @@ func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
 		var errs []error
 		// A sink that never ran has no ledger: look first, for opening one
 		// would create it, and the pages only read.
-		ledgers, err := p.bus.LedgerNames(ctx)
+		ledgers, err := ledger.Names(ctx, p.bus)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -63,13 +63,13 @@ func BenchmarkWeb(b *testing.B) {
 	defer bus.Close()
 	defer cancel() // the pages stop following FINDINGS before the bus closes
 	ix := inventory.New()
-	if _, err := ix.Load(ctx, bus); err != nil {
+	if _, err := ix.Load(ctx, bus.Reader()); err != nil {
 		b.Fatal(err)
 	}
 	if got := ix.Stats().Workloads; got != n {
 		b.Fatalf("index holds %d workloads, want %d", got, n)
 	}
-	srv, err := api.New(api.Config{}, ix, bus)
+	srv, err := api.New(api.Config{}, ix, bus.Reader())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,9 +77,9 @@ func BenchmarkWeb(b *testing.B) {
 	heap := heapAfterGC()
 	start := time.Now()
 	fix := stored.NewIndex()
-	go follow.New(bus, schemas.StreamFindings, fix).Run(ctx, func(err error) { b.Error(err) })
-	srv.Handle("GET /api/v1/findings", stored.Handler(bus, fix))
-	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Store: bus, Findings: fix}, nil); err != nil {
+	go follow.New(bus.Reader(), schemas.StreamFindings, fix).Run(ctx, func(err error) { b.Error(err) })
+	srv.Handle("GET /api/v1/findings", stored.Handler(bus.Reader(), fix))
+	if _, err := web.Register(ctx, srv, web.Sources{Index: ix, Store: bus.Reader(), Findings: fix}, nil); err != nil {
 		b.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Minute); !fix.Loaded(); time.Sleep(10 * time.Millisecond) {

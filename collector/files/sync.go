@@ -18,7 +18,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// Publisher is what the manifest source needs of the stream; *stream.Bus
+// Publisher is what the manifest source needs of the change log; *changelog.Log
 // satisfies it.
 type Publisher = collector.Publisher
 

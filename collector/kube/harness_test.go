@@ -27,6 +27,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 // testEnv is one API server for the whole package; each test works in its
@@ -87,7 +88,7 @@ func (r *recorder) PublishChange(ctx context.Context, ev schemas.WorkloadChange)
 	return seq, pub, err
 }
 
-func (r *recorder) AppendChanges(ctx context.Context, appends []stream.Append) []stream.AppendResult {
+func (r *recorder) AppendChanges(ctx context.Context, appends []changelog.Append) []changelog.AppendResult {
 	res := r.Publisher.AppendChanges(ctx, appends)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -171,7 +172,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(bus.Close)
 	h.bus = bus
-	h.rec = &recorder{Publisher: bus}
+	h.rec = &recorder{Publisher: changelog.New(bus)}
 	h.norm = h.normalizer("")
 	h.obs, h.logs = observer.New(zapcore.DebugLevel)
 	return h

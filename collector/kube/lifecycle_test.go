@@ -14,6 +14,7 @@ import (
 	"github.com/bomstream/bomstream/collector/kube"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 var nimGVR = schema.GroupVersionResource{Group: "apps.nvidia.com", Version: "v1alpha1", Resource: "nimservices"}
@@ -163,7 +164,7 @@ func TestLeaderElection(t *testing.T) {
 	cfg.LeaderElection = kube.LeaderElectionConfig{
 		Namespace: ns, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 250 * time.Millisecond,
 	}
-	recA, recB := &recorder{Publisher: h.bus}, &recorder{Publisher: h.bus}
+	recA, recB := &recorder{Publisher: changelog.New(h.bus)}, &recorder{Publisher: changelog.New(h.bus)}
 	cutA, cutB := &cutTransport{}, &cutTransport{}
 	cfgA, cfgB := cfg, cfg
 	cfgA.LeaderElection.Identity, cfgB.LeaderElection.Identity = "a", "b"

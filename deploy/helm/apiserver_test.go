@@ -40,6 +40,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 )
 
 // One API server for the package, started by the first test that needs it.
@@ -421,7 +422,7 @@ func startCollector(t *testing.T, e *kubetest.Env, r rendering, ns string) (c *k
 	sa := r.of("ServiceAccount")[0].GetName()
 	reg = prometheus.NewRegistry()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-	c, err = kube.New(kc, asServiceAccount(e, ns, sa), norm, bus, log, reg)
+	c, err = kube.New(kc, asServiceAccount(e, ns, sa), norm, changelog.New(bus), log, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ func configMapName(r rendering) string { return r.of("ConfigMap")[0].GetName() }
 func published(t *testing.T, bus *stream.Bus, cluster string) []string {
 	t.Helper()
 	var out []string
-	err := bus.LatestChanges(context.Background(), cluster, func(ev schemas.WorkloadChange, _ uint64) error {
+	err := changelog.New(bus).LatestChanges(context.Background(), cluster, func(ev schemas.WorkloadChange, _ uint64) error {
 		if !ev.IsTombstone() {
 			out = append(out, ev.Subject)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// Bodies reads a stored message back: a *stream.Bus.
+// Bodies reads a stored message back: a stream.Reader.
 type Bodies interface {
 	GetMsg(ctx context.Context, streamName string, seq uint64) (*jetstream.RawStreamMsg, error)
 }

@@ -61,7 +61,7 @@ func publish(t *testing.T, bus *stream.Bus, n int) uint64 {
 	for i := range n {
 		m := nats.NewMsg(fmt.Sprintf("%sc.uid-%d", schemas.SubjectBOMsPrefix, i))
 		m.Data = []byte("x")
-		ack, err := bus.Publish(context.Background(), m, "")
+		ack, err := bus.Writer().Publish(context.Background(), m, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestFollowerLoadsThenFollows(t *testing.T) {
 	bus := bustest.Open(t, stream.Config{})
 	last := publish(t, bus, 3)
 	ix := &seqIndex{}
-	f := follow.New(bus, schemas.StreamBOMs, ix)
+	f := follow.New(bus.Reader(), schemas.StreamBOMs, ix)
 	if f.Loaded() {
 		t.Fatal("loaded before Run")
 	}
@@ -128,7 +128,7 @@ func TestFollowerWaitsForItsStream(t *testing.T) {
 	_, js := bus.Raw()
 	const name = "FOLLOW-LATER"
 	ix := &seqIndex{}
-	f := follow.New(bus, name, ix)
+	f := follow.New(bus.Reader(), name, ix)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); f.Run(ctx, nil) }()
@@ -152,11 +152,11 @@ func TestLoadResumesAfterLastSeq(t *testing.T) {
 	publish(t, bus, 3)
 	ix := &seqIndex{}
 	ctx := context.Background()
-	if n, err := follow.Load(ctx, bus, schemas.StreamBOMs, ix); err != nil || n != 3 {
+	if n, err := follow.Load(ctx, bus.Reader(), schemas.StreamBOMs, ix); err != nil || n != 3 {
 		t.Fatalf("first load: %d, %v", n, err)
 	}
 	publish(t, bus, follow.BatchSize+1)
-	if n, err := follow.Load(ctx, bus, schemas.StreamBOMs, ix); err != nil || n != follow.BatchSize+1 {
+	if n, err := follow.Load(ctx, bus.Reader(), schemas.StreamBOMs, ix); err != nil || n != follow.BatchSize+1 {
 		t.Fatalf("second load: %d, %v", n, err)
 	}
 	if seqs, settled := ix.state(); !slices.Equal(seqs, upTo(follow.BatchSize+4)) || settled != 2 {
@@ -171,7 +171,7 @@ func TestFollowerResumesAfterServerRestart(t *testing.T) {
 	bus := bustest.Open(t, stream.Config{URL: c.URL()})
 	publish(t, bus, 2)
 	ix := &seqIndex{}
-	f := follow.New(bus, schemas.StreamBOMs, ix)
+	f := follow.New(bus.Reader(), schemas.StreamBOMs, ix)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); f.Run(ctx, nil) }() // errors while the server is down are expected

@@ -73,13 +73,13 @@ func (p pipeline) publish(t *testing.T, b sinks.BOM) {
 	}
 	m := nats.NewMsg(bm.Subject())
 	m.Header, m.Data = h, body
-	if _, err := p.bus.Publish(context.Background(), m, schemas.BOMMsgID(b.Workload, b.ChangeSeq)); err != nil {
+	if _, err := p.bus.Writer().Publish(context.Background(), m, schemas.BOMMsgID(b.Workload, b.ChangeSeq)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (p pipeline) caughtUp(t *testing.T) bool {
-	done, err := p.bus.CaughtUp(context.Background(), schemas.StreamBOMs, p.durable)
+	done, err := p.bus.Durables().CaughtUp(context.Background(), schemas.StreamBOMs, p.durable)
 	return err == nil && done
 }
 

@@ -11,7 +11,7 @@
 //  1. Read it with schemas.DecodeBOMMessage. A message that does not read is
 //     a permanent error: "bad message: ...", dead-lettered with that reason.
 //  2. Look the workload up in the sink's ledger (the KV bucket of
-//     stream.Bus.Ledger, key "w.<cluster>.<uid>", see ledgerKey), which
+//     ledger.Open, key "w.<cluster>.<uid>", see ledgerKey), which
 //     holds the last version the sink applied: its change sequence, BOM hash
 //     or tombstone reason, where on BOMS it was read, and the workload's
 //     name. A version that is not newer is skipped as a duplicate, whatever

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // Applied is a sink ledger's record of one workload: the last version the
@@ -27,7 +28,7 @@ type Applied struct {
 // cannot read are listed in bad; the runner rewrites them when their
 // workload next comes by.
 func ReadLedger(ctx context.Context, bus *stream.Bus, sink string) (entries []Applied, bad []string, err error) {
-	l, err := bus.Ledger(ctx, sink)
+	l, err := ledger.Open(ctx, bus, sink)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +52,7 @@ func ReadLedger(ctx context.Context, bus *stream.Bus, sink string) (entries []Ap
 // when missing. An entry it cannot read is an error; the runner rewrites
 // it when w next comes by.
 func LedgerEntry(ctx context.Context, bus *stream.Bus, sink string, w schemas.Workload) (Applied, bool, error) {
-	l, err := bus.Ledger(ctx, sink)
+	l, err := ledger.Open(ctx, bus, sink)
 	if err != nil {
 		return Applied{}, false, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/sinktest"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // LedgerEntry reads what the runner recorded of one workload, and says so
@@ -61,7 +62,7 @@ func TestLedgerEntryUnreadable(t *testing.T) {
 	b := openBus(t, t.TempDir())
 	t.Cleanup(b.Close)
 	w := sinktest.Workload("chat")
-	l, err := b.Ledger(testCtx(t), "archive")
+	l, err := ledger.Open(testCtx(t), b, "archive")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,10 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bomlog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // Runner drives one sink from its durable consumer on BOMS.
@@ -29,7 +32,7 @@ type Runner struct {
 	m          *metrics
 	n          counters
 	eng        *engine.Engine
-	ledger     *stream.Ledger
+	ledger     *ledger.Ledger
 
 	mu    sync.Mutex
 	view  map[string]cached // the ledger as this process knows it
@@ -73,7 +76,7 @@ func New(bus *stream.Bus, s sinks.Sink, cfg Config, latestOnly bool, log *zap.Lo
 		view: map[string]cached{}, names: map[string]uint64{}, seed: maphash.MakeSeed()}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if r.ledger, err = bus.Ledger(ctx, name); err != nil {
+	if r.ledger, err = ledger.Open(ctx, bus, name); err != nil {
 		return nil, err
 	}
 	bad := 0
@@ -283,7 +286,7 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 			r.remember(key, cached{e: next, rev: rev})
 			return nil
 		}
-		if !errors.Is(err, stream.ErrLedgerConflict) || attempt >= 5 {
+		if !errors.Is(err, ledger.ErrConflict) || attempt >= 5 {
 			return fmt.Errorf("record %s in the ledger: %w", it.workload, err)
 		}
 		raw, rev, ok, gerr := r.ledger.Get(ctx, key)
@@ -301,15 +304,14 @@ func (r *Runner) record(ctx context.Context, key string, it item) error {
 // superseded reports whether BOMS already holds a newer version of the
 // workload than changeSeq: a latest-only sink then skips this one.
 func (r *Runner) superseded(ctx context.Context, subject string, changeSeq uint64) (bool, error) {
-	last, err := r.bus.LastMsg(ctx, schemas.StreamBOMs, subject)
+	last, ok, err := bomlog.New(r.bus).Last(ctx, subject)
 	if err != nil {
 		return false, fmt.Errorf("latest-only check: %w", err)
 	}
-	if last == nil {
+	if !ok {
 		return false, nil
 	}
-	lastMsg, _ := schemas.DecodeBOMMessage("", last.Header, last.Data) // unreadable: 0, not newer
-	return lastMsg.ChangeSeq > changeSeq, nil
+	return last.ChangeSeq > changeSeq, nil // unreadable: 0, not newer
 }
 
 // ReplayOptions choose what a replay re-drives.
@@ -366,6 +368,6 @@ func (r *Runner) Replay(ctx context.Context, opts ReplayOptions, progress Progre
 // through the sink's engine (see engine.Engine.Redrive), with the same
 // steps as Run: a version the ledger holds already (or a newer one) is
 // skipped, which counts as done.
-func (r *Runner) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (r *Runner) Retry(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	return r.eng.Redrive(ctx, d)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/sinktest"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // patience bounds every wait; it only fails a test that hangs.
@@ -60,7 +61,7 @@ func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 	t.Helper()
 	m := encode(t, &schemas.BOMMessage{Workload: bom.Workload, ChangeSeq: bom.ChangeSeq, EventTime: bom.Time,
 		BomHash: bom.BomHash, InputHash: bom.InputHash, Images: bom.Images, BOM: bom.Body})
-	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq))
+	ack, err := b.Writer().Publish(testCtx(t), m, schemas.BOMMsgID(bom.Workload, bom.ChangeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func publishBOM(t testing.TB, b *stream.Bus, bom sinks.BOM) uint64 {
 func publishTombstone(t *testing.T, b *stream.Bus, w schemas.Workload, changeSeq uint64, reason string) uint64 {
 	t.Helper()
 	m := encode(t, &schemas.BOMMessage{Workload: w, ChangeSeq: changeSeq, Tombstone: reason})
-	ack, err := b.Publish(testCtx(t), m, schemas.BOMMsgID(w, changeSeq))
+	ack, err := b.Writer().Publish(testCtx(t), m, schemas.BOMMsgID(w, changeSeq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +132,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // settled reports whether the durable consumer has been delivered and has
 // acked everything on BOMS.
 func settled(t *testing.T, b *stream.Bus, durable string) bool {
-	done, err := b.CaughtUp(testCtx(t), schemas.StreamBOMs, durable)
+	done, err := b.Durables().CaughtUp(testCtx(t), schemas.StreamBOMs, durable)
 	return err == nil && done
 }
 
-func dlqMessages(t *testing.T, b *stream.Bus, sink string) []stream.DeadLetter {
+func dlqMessages(t *testing.T, b *stream.Bus, sink string) []deadletter.Letter {
 	t.Helper()
-	var out []stream.DeadLetter
-	if err := b.DeadLetters(testCtx(t), "sink."+sink, func(d stream.DeadLetter) error {
+	var out []deadletter.Letter
+	if err := deadletter.New(b).List(testCtx(t), "sink."+sink, func(d deadletter.Letter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
@@ -388,7 +389,7 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 	// A message that breaks the contract.
 	bad := nats.NewMsg(schemas.SubjectBOMsPrefix + "dev.nohdr")
 	bad.Data = []byte("{}")
-	badSeq, err := b.Publish(testCtx(t), bad, "")
+	badSeq, err := b.Writer().Publish(testCtx(t), bad, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,10 +405,10 @@ func TestFailuresGoToTheDLQAndTheRestFlows(t *testing.T) {
 
 	reasons := map[string]string{}
 	for _, d := range dlqMessages(t, b, "picky") {
-		if len(d.Reason) > stream.MaxReasonBytes {
+		if len(d.Reason) > deadletter.MaxReasonBytes {
 			t.Errorf("reason of %d bytes", len(d.Reason))
 		}
-		orig, err := b.LastMsg(testCtx(t), schemas.StreamBOMs, d.Subject)
+		orig, err := b.Reader().LastMsg(testCtx(t), schemas.StreamBOMs, d.Subject)
 		if err != nil || orig == nil {
 			t.Fatalf("dlq seq %d: %v", d.Seq, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // Transformer is what a check needs of the transformer stage;
@@ -98,7 +99,7 @@ const (
 func (c *Checker) Check(ctx context.Context, mode Mode) (*Report, error) {
 	r := &Report{}
 	for _, name := range []string{schemas.StreamChanges, schemas.StreamBOMs} {
-		cs, err := c.bus.Consumers(ctx, name)
+		cs, err := c.bus.Durables().List(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("check: %w", err)
 		}
@@ -133,10 +134,10 @@ func (s *scan) states(ctx context.Context) error {
 
 func (c *Checker) readStates(ctx context.Context, r *Report) error {
 	var err error
-	if r.Changes, err = c.bus.State(ctx, schemas.StreamChanges); err != nil {
+	if r.Changes, err = c.bus.Reader().State(ctx, schemas.StreamChanges); err != nil {
 		return err
 	}
-	r.BOMs, err = c.bus.State(ctx, schemas.StreamBOMs)
+	r.BOMs, err = c.bus.Reader().State(ctx, schemas.StreamBOMs)
 	return err
 }
 
@@ -158,7 +159,7 @@ func (c *Checker) quick(ctx context.Context, r *Report) (bool, error) {
 	}
 	latest := map[string]last{}
 	var maxChange uint64
-	err := c.bus.LastPerSubject(ctx, schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", true, func(m *jetstream.RawStreamMsg) error {
+	err := c.bus.Reader().LastPerSubject(ctx, schemas.StreamBOMs, schemas.SubjectBOMsPrefix+">", true, func(m *jetstream.RawStreamMsg) error {
 		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data)
 		latest[m.Subject] = last{bm.ChangeSeq, bm.IsTombstone()}
 		maxChange = max(maxChange, bm.ChangeSeq)
@@ -168,28 +169,28 @@ func (c *Checker) quick(ctx context.Context, r *Report) (bool, error) {
 		return false, err
 	}
 	suspect := false
-	err = c.bus.LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", true, func(m *jetstream.RawStreamMsg) error {
+	err = c.bus.Reader().LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", true, func(m *jetstream.RawStreamMsg) error {
 		l := latest[bomsSubject(m.Subject)]
 		switch {
 		case l.change == m.Sequence || m.Sequence > handled && l.change < m.Sequence:
-			return nil // its outcome is there, or still to come
-		case l.change > m.Sequence: // an outcome of a change CHANGES lacks
+			return nil
+		case l.change > m.Sequence:
 			suspect = true
 			return stream.ErrStop
 		}
 		if m.Sequence <= c.cfg.OtherUpTo {
-			return nil // handled by another transformer: nothing to tell from rendering it
+			return nil
 		}
-		ev, err := c.bus.GetMsg(ctx, schemas.StreamChanges, m.Sequence)
+		ev, err := c.bus.Reader().GetMsg(ctx, schemas.StreamChanges, m.Sequence)
 		if err != nil || ev == nil {
 			return err
 		}
 		out, err := c.cfg.Transformer.Outcome(ev.Data, m.Sequence, l.change > 0 && !l.tombstone)
-		if err == nil && out != nil { // one is due and BOMS lacks it
+		if err == nil && out != nil {
 			suspect = true
 			return stream.ErrStop
 		}
-		return nil // renders nothing, or cannot be rendered (dead-lettered)
+		return nil
 	})
 	if err != nil || suspect {
 		return suspect, err
@@ -251,8 +252,8 @@ func (s *scan) readBOMs(ctx context.Context) error {
 	s.outcomes = map[uint64]outcome{}
 	s.latest = map[string]uint64{}
 	names := map[string]string{} // one copy of each name
-	return s.c.bus.Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
-		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data) // headers only: what they say
+	return s.c.bus.Reader().Headers(ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+		bm, _ := schemas.DecodeBOMMessage("", m.Header, m.Data)
 		seq := bm.ChangeSeq
 		if seq == 0 {
 			s.r.add(Finding{Severity: Note, Area: "BOMS", Text: fmt.Sprintf("message %d has no readable change sequence; it is not checked", m.Sequence)})
@@ -288,7 +289,7 @@ func workloadName(w schemas.Workload, subject string) string {
 func (s *scan) readChanges(ctx context.Context) error {
 	s.events = map[string][]uint64{}
 	s.onChanges = map[uint64]bool{}
-	return s.c.bus.Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	return s.c.bus.Reader().Headers(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		subj := bomsSubject(m.Subject)
 		if _, ok := s.events[subj]; !ok {
 			s.subjects = append(s.subjects, subj)
@@ -308,7 +309,7 @@ func bomsSubject(changes string) string {
 // their outcome is missing for a known reason.
 func (s *scan) readDeadLetters(ctx context.Context) error {
 	s.dlq = map[string]map[uint64]bool{}
-	return s.c.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
+	return deadletter.New(s.c.bus).List(ctx, "", func(d deadletter.Letter) error {
 		if s.dlq[d.Stage] == nil {
 			s.dlq[d.Stage] = map[uint64]bool{}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -86,7 +87,7 @@ func (f *fixture) change(w schemas.Workload, image string) uint64 {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	seq, _, err := f.bus.PublishChange(f.ctx, ev)
+	seq, _, err := changelog.New(f.bus).PublishChange(f.ctx, ev)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func (f *fixture) drain(run func(context.Context) error, streamName, durable str
 	done := make(chan error, 1)
 	go func() { done <- run(ctx) }()
 	bustest.Eventually(f.t, durable+" to drain", time.Minute, func() bool {
-		ok, err := f.bus.CaughtUp(f.ctx, streamName, durable)
+		ok, err := f.bus.Durables().CaughtUp(f.ctx, streamName, durable)
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func (f *fixture) transform() { f.drain(f.svc.Run, schemas.StreamChanges, "trans
 func (f *fixture) outcomeOf(seq uint64) *jetstream.RawStreamMsg {
 	f.t.Helper()
 	var found *jetstream.RawStreamMsg
-	err := f.bus.Messages(f.ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err := f.bus.Reader().Messages(f.ctx, schemas.StreamBOMs, "", 0, func(m *jetstream.RawStreamMsg) error {
 		if m.Header.Get(schemas.HeaderChangeSeq) == strconv.FormatUint(seq, 10) && found == nil {
 			found = m
 		}
@@ -209,7 +210,7 @@ func TestLostOutcomesAreRenderedAgain(t *testing.T) {
 	if m := f.outcomeOf(v1); m == nil || string(m.Data) != string(first.Data) {
 		t.Errorf("the first version came back as %v", m)
 	}
-	last, err := f.bus.LastMsg(f.ctx, schemas.StreamBOMs, schemas.BOMsSubject(older))
+	last, err := f.bus.Reader().LastMsg(f.ctx, schemas.StreamBOMs, schemas.BOMsSubject(older))
 	if err != nil || last.Header.Get(schemas.HeaderChangeSeq) != fmt.Sprint(v2) {
 		t.Errorf("the subject of %s ends with %v, want its current version (change %d)", older, last, v2)
 	}
@@ -276,7 +277,7 @@ func TestConsumersAndLedgers(t *testing.T) {
 	if err := kv.Purge(f.ctx, "w.dev.u3"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.bus.ResetConsumer(f.ctx, schemas.StreamChanges, "transformer", 50); err != nil {
+	if err := f.bus.Durables().Reset(f.ctx, schemas.StreamChanges, "transformer", 50); err != nil {
 		t.Fatal(err)
 	}
 	r := f.check()

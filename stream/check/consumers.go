@@ -6,6 +6,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/ledger"
 )
 
 // consumers finds consumers past their stream's end, a transformer that
@@ -24,7 +25,7 @@ func (s *scan) consumers(context.Context) error {
 		area := "consumer " + cs.Name
 		transformer := cs.Stream == schemas.StreamChanges && cs.Name == s.c.cfg.TransformerDurable
 		recreate := func(ctx context.Context) (int, error) {
-			return 1, s.c.bus.DeleteConsumer(ctx, cs.Stream, cs.Name)
+			return 1, s.c.bus.Durables().Delete(ctx, cs.Stream, cs.Name)
 		}
 		switch {
 		case cs.Delivered > st.LastSeq && transformer:
@@ -50,14 +51,14 @@ func (s *scan) consumers(context.Context) error {
 // reset is the fix that moves a consumer to seq.
 func (s *scan) reset(cs stream.ConsumerState, seq uint64) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
-		return 1, s.c.bus.ResetConsumer(ctx, cs.Stream, cs.Name, seq)
+		return 1, s.c.bus.Durables().Reset(ctx, cs.Stream, cs.Name, seq)
 	}
 }
 
 // ledgers holds each sink's ledger against BOMS.
 func (s *scan) ledgers(ctx context.Context) error {
 	r := s.r
-	sinks, err := s.c.bus.LedgerNames(ctx)
+	sinks, err := ledger.Names(ctx, s.c.bus)
 	if err != nil {
 		return err
 	}

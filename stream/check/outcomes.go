@@ -42,7 +42,7 @@ func (s *scan) checkOutcomes(ctx context.Context) error {
 			if seq <= s.c.cfg.OtherUpTo {
 				continue // another transformer may have rendered it to nothing
 			}
-			m, err := s.c.bus.GetMsg(ctx, schemas.StreamChanges, seq)
+			m, err := s.c.bus.Reader().GetMsg(ctx, schemas.StreamChanges, seq)
 			if err != nil {
 				return err
 			}
@@ -138,7 +138,7 @@ func (s *scan) republish(ctx context.Context) (int, error) {
 func (s *scan) republishWorkload(ctx context.Context, ms []missing) (int, error) {
 	n := 0
 	for _, m := range ms {
-		ev, err := s.c.bus.GetMsg(ctx, schemas.StreamChanges, m.seq)
+		ev, err := s.c.bus.Reader().GetMsg(ctx, schemas.StreamChanges, m.seq)
 		if err != nil {
 			return n, fmt.Errorf("repair %s: %w", m.workload, err)
 		}
@@ -168,7 +168,7 @@ func (s *scan) republishWorkload(ctx context.Context, ms []missing) (int, error)
 	}
 	// The subject must end with the workload's current state again.
 	cur := s.outcomes[s.latest[last.subject]]
-	m, err := s.c.bus.GetMsg(ctx, schemas.StreamBOMs, cur.streamSeq)
+	m, err := s.c.bus.Reader().GetMsg(ctx, schemas.StreamBOMs, cur.streamSeq)
 	if err != nil || m == nil {
 		return n, fmt.Errorf("repair %s: read its latest outcome at BOMS %d: %w", last.workload, cur.streamSeq, err)
 	}
@@ -179,7 +179,7 @@ func (s *scan) republishWorkload(ctx context.Context, ms []missing) (int, error)
 			again.Header[k] = vs
 		}
 	}
-	if _, err := s.c.bus.Publish(ctx, again, ""); err != nil {
+	if _, err := s.c.bus.Writer().Publish(ctx, again, ""); err != nil {
 		return n, fmt.Errorf("repair %s: append its latest outcome again: %w", last.workload, err)
 	}
 	return n, nil

@@ -201,5 +201,5 @@ func (c *Checker) Settle(ctx context.Context, r *Report) error {
 	if r.Quick || len(r.BOMs.Lost) == 0 || r.missing {
 		return nil
 	}
-	return c.bus.Settle(ctx, r.BOMs.Name, r.BOMs.Lost)
+	return c.bus.Reader().Settle(ctx, r.BOMs.Name, r.BOMs.Lost)
 }

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // Config is what a stage tells the consume engine. Only Stage, Stream
@@ -144,7 +144,7 @@ func (c Config) withDefaults() Config {
 // check is Validate plus the fields only code sets.
 func (c Config) check() error {
 	var errs []error
-	if !stream.ValidStage(c.Stage) {
+	if !deadletter.ValidStage(c.Stage) {
 		errs = append(errs, fmt.Errorf("engine: stage %q is not a dot-separated subject", c.Stage))
 	}
 	if c.Stream == "" || c.Durable == "" {

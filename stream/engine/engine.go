@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // Handler processes one message for a stage. It returns nil when the
@@ -83,6 +84,7 @@ var ErrAttemptTimeout = errors.New("attempt timed out: the handler did not retur
 // documentation and docs/ARCHITECTURE.md (The consume engine).
 type Engine struct {
 	bus *stream.Bus
+	dlq dlqStore
 	cfg Config
 	h   Handler
 	log *zap.Logger
@@ -102,6 +104,13 @@ type Engine struct {
 	// subjects serialises the work on one subject across consume calls
 	// and redrives.
 	subjects subjectLocks
+}
+
+// dlqStore is what the engine needs of the DLQ: park a message it gave
+// up on, and take a redriven one off (a deadletter.Store).
+type dlqStore interface {
+	Put(ctx context.Context, d deadletter.Letter, msgID string) (uint64, error)
+	Remove(ctx context.Context, id uint64) error
 }
 
 // Counts are what an engine did since it was made.
@@ -136,7 +145,7 @@ func New(b *stream.Bus, cfg Config, h Handler, log *zap.Logger, reg prometheus.R
 	if err != nil {
 		return nil, fmt.Errorf("engine %s: metrics: %w", cfg.Stage, err)
 	}
-	e := &Engine{bus: b, cfg: cfg.withDefaults(), h: h, log: log.With(zap.String("stage", cfg.Stage)), m: m, seed: maphash.MakeSeed()}
+	e := &Engine{bus: b, dlq: deadletter.New(b), cfg: cfg.withDefaults(), h: h, log: log.With(zap.String("stage", cfg.Stage)), m: m, seed: maphash.MakeSeed()}
 	e.health.set(StateStopped, "not started")
 	return e, nil
 }
@@ -260,7 +269,7 @@ func (e *Engine) runOnce(ctx context.Context) error {
 	switch {
 	case created:
 		e.log.Info("consumer created", zap.String("durable", e.cfg.Durable), zap.String("stream", e.cfg.Stream))
-		last, err := e.bus.LastSeq(ctx, e.cfg.Stream)
+		last, err := e.bus.Reader().LastSeq(ctx, e.cfg.Stream)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // publishN publishes n messages on each of the subjects bomstream.boms.t.<s>,
@@ -31,7 +32,7 @@ func publishN(t *testing.T, b *stream.Bus, subjects []string, n int) []string {
 		for _, s := range subjects {
 			m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t." + s)
 			m.Data = []byte(s + ":" + strconv.Itoa(i))
-			if _, err := b.Publish(ctx, m, ""); err != nil {
+			if _, err := b.Writer().Publish(ctx, m, ""); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, string(m.Data))
@@ -89,7 +90,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 func caughtUp(t *testing.T, b *stream.Bus, durable string) func() bool {
 	return func() bool {
-		ok, err := b.CaughtUp(testContext(t), schemas.StreamBOMs, durable)
+		ok, err := b.Durables().CaughtUp(testContext(t), schemas.StreamBOMs, durable)
 		return err == nil && ok
 	}
 }
@@ -198,10 +199,10 @@ func TestEngineRetriesInOrderAndReportsDegraded(t *testing.T) {
 }
 
 // deadLetters reads every dead letter of stage.
-func deadLetters(t *testing.T, b *stream.Bus, stage string) []stream.DeadLetter {
+func deadLetters(t *testing.T, b *stream.Bus, stage string) []deadletter.Letter {
 	t.Helper()
-	var out []stream.DeadLetter
-	if err := b.DeadLetters(testContext(t), stage, func(d stream.DeadLetter) error {
+	var out []deadletter.Letter
+	if err := deadletter.New(b).List(testContext(t), stage, func(d deadletter.Letter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
@@ -219,7 +220,7 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 		m := nats.NewMsg(subj)
 		m.Data = []byte(d)
 		m.Header.Set("Bomstream-Workload", `{"cluster":"t"}`)
-		if _, err := b.Publish(testContext(t), m, "id-"+d); err != nil {
+		if _, err := b.Writer().Publish(testContext(t), m, "id-"+d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,14 +258,14 @@ func TestEngineDeadLettersPermanentAndExhausted(t *testing.T) {
 		t.Fatalf("counts %+v", c)
 	}
 	// The dead letter can be read by id and removed.
-	got, err := b.GetDeadLetter(testContext(t), dls[0].ID)
+	got, err := deadletter.New(b).Get(testContext(t), dls[0].ID)
 	if err != nil || string(got.Data) != "refused" {
 		t.Fatalf("GetDeadLetter: %+v %v", got, err)
 	}
-	if err := b.RemoveDeadLetter(testContext(t), dls[0].ID); err != nil {
+	if err := deadletter.New(b).Remove(testContext(t), dls[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.GetDeadLetter(testContext(t), dls[0].ID); !errors.Is(err, stream.ErrNoDeadLetter) {
+	if _, err := deadletter.New(b).Get(testContext(t), dls[0].ID); !errors.Is(err, deadletter.ErrNotFound) {
 		t.Fatalf("removed dead letter: %v", err)
 	}
 }
@@ -376,7 +377,7 @@ func TestEngineRecreatesDeletedConsumer(t *testing.T) {
 	}
 	runEngine(t, e)
 	waitUntil(t, "first messages", caughtUp(t, b, "recreate"))
-	if err := b.DeleteConsumer(ctx, schemas.StreamBOMs, "recreate"); err != nil {
+	if err := b.Durables().Delete(ctx, schemas.StreamBOMs, "recreate"); err != nil {
 		t.Fatal(err)
 	}
 	publishN(t, b, []string{"y"}, 2)
@@ -521,7 +522,7 @@ func TestClaimRewindsAfterCrash(t *testing.T) {
 	publishN(t, b, []string{"b"}, 1)
 	m := nats.NewMsg(schemas.SubjectBOMsPrefix + "t.a")
 	m.Data = []byte("a:5")
-	if _, err := b.Publish(testContext(t), m, ""); err != nil {
+	if _, err := b.Writer().Publish(testContext(t), m, ""); err != nil {
 		t.Fatal(err)
 	}
 	var rec recorder

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/clustertest"
 )
 
@@ -54,7 +55,7 @@ func runPipeline(b *testing.B, bus *stream.Bus, n int) (rate float64, p99 time.D
 	var lat []time.Duration
 	done := make(chan struct{})
 	transform := func(ctx context.Context, m *Msg) error {
-		ev, err := stream.DecodeChange(m.Data)
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			return Permanent(err)
 		}
@@ -62,7 +63,7 @@ func runPipeline(b *testing.B, bus *stream.Bus, n int) (rate float64, p99 time.D
 		out := nats.NewMsg(schemas.SubjectBOMsPrefix + w.Cluster + "." + w.UID)
 		out.Data = m.Data
 		out.Header.Set(schemas.HeaderChangeSeq, strconv.FormatUint(m.Seq, 10))
-		_, err = bus.Publish(ctx, out, fmt.Sprintf("%s:%s:%d", w.Cluster, w.UID, m.Seq))
+		_, err = bus.Writer().Publish(ctx, out, fmt.Sprintf("%s:%s:%d", w.Cluster, w.UID, m.Seq))
 		return err
 	}
 	export := func(_ context.Context, m *Msg) error {
@@ -86,15 +87,16 @@ func runPipeline(b *testing.B, bus *stream.Bus, n int) (rate float64, p99 time.D
 	run("bench-transformer", schemas.StreamChanges, transform)
 	run("bench-sink", schemas.StreamBOMs, export)
 	start := time.Now()
+	changes := changelog.New(bus)
 	for from := 0; from < n; from += 500 {
-		var appends []stream.Append
+		var appends []changelog.Append
 		now := time.Now()
 		for i := from; i < min(from+500, n); i++ {
 			ev := benchChange(b, "bench", i, 0)
 			sent.Store(ev.Data.Workload.UID, now)
-			appends = append(appends, stream.Append{Event: ev})
+			appends = append(appends, changelog.Append{Event: ev})
 		}
-		for _, r := range bus.AppendChanges(ctx, appends) {
+		for _, r := range changes.AppendChanges(ctx, appends) {
 			if r.Err != nil {
 				b.Fatal(r.Err)
 			}
@@ -141,12 +143,13 @@ func BenchmarkFleetLeaderStop(b *testing.B) {
 		bus := openEmbedded(b, stream.Config{URL: c.URL(), Replicas: 3})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		var worst time.Duration
+		changes := changelog.New(bus)
 		for i := range 2000 {
 			if i == 1000 {
 				c.StreamLeader(schemas.StreamChanges).Stop()
 			}
 			t0 := time.Now()
-			if _, _, err := bus.PublishChange(ctx, benchChange(b, "bench", i, 0)); err != nil {
+			if _, _, err := changes.PublishChange(ctx, benchChange(b, "bench", i, 0)); err != nil {
 				b.Fatal(err)
 			}
 			worst = max(worst, time.Since(t0))
@@ -172,12 +175,13 @@ func BenchmarkFleetHubCatchUp(b *testing.B) {
 		hb := openEmbedded(b, stream.Config{URL: hub.URL(), Edges: []stream.Edge{{Domain: "edge-e1", Cluster: "e1"}}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		p.Cut()
+		changes := changelog.New(edge)
 		for from := 0; from < benchChanges; from += 500 {
-			var appends []stream.Append
+			var appends []changelog.Append
 			for i := from; i < from+500; i++ {
-				appends = append(appends, stream.Append{Event: benchChange(b, "e1", i, 0)})
+				appends = append(appends, changelog.Append{Event: benchChange(b, "e1", i, 0)})
 			}
-			for _, r := range edge.AppendChanges(ctx, appends) {
+			for _, r := range changes.AppendChanges(ctx, appends) {
 				if r.Err != nil {
 					b.Fatal(r.Err)
 				}
@@ -187,7 +191,7 @@ func BenchmarkFleetHubCatchUp(b *testing.B) {
 		start := time.Now()
 		var first time.Time
 		for {
-			last, err := hb.LastSeq(ctx, schemas.StreamChanges)
+			last, err := hb.Reader().LastSeq(ctx, schemas.StreamChanges)
 			if err != nil {
 				b.Fatal(err)
 			}

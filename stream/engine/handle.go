@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // handle takes one delivery to exactly one end: acked, dead-lettered and
@@ -216,8 +216,8 @@ func (e *Engine) invoke(work context.Context, m *Msg) error {
 }
 
 // deadLetterOf is m as a dead letter of the engine's stage, with reason.
-func (e *Engine) deadLetterOf(m *Msg, reason string) stream.DeadLetter {
-	return stream.DeadLetter{Stage: e.cfg.Stage, Stream: e.cfg.Stream, Subject: m.Subject, Seq: m.Seq,
+func (e *Engine) deadLetterOf(m *Msg, reason string) deadletter.Letter {
+	return deadletter.Letter{Stage: e.cfg.Stage, Stream: e.cfg.Stream, Subject: m.Subject, Seq: m.Seq,
 		Delivered: m.Delivered, Reason: reason, Header: m.Header, Data: m.Data}
 }
 
@@ -227,7 +227,7 @@ func (e *Engine) deadLetterOf(m *Msg, reason string) stream.DeadLetter {
 func (d *dispatcher) deadLetter(dl *delivery, m *Msg, reason string) {
 	e := d.e
 	reason = schemas.RedactText(reason)
-	_, err := e.bus.PutDeadLetter(d.work, e.deadLetterOf(m, reason), stream.DeadLetterID(e.cfg.Stage, e.cfg.Stream, m.Seq))
+	_, err := e.dlq.Put(d.work, e.deadLetterOf(m, reason), deadletter.ID(e.cfg.Stage, e.cfg.Stream, m.Seq))
 	if err != nil {
 		e.log.Error("dead-letter publish failed; the message will be redelivered", zap.String("subject", m.Subject),
 			zap.Uint64("seq", m.Seq), zap.String("reason", reason), zap.Error(err))

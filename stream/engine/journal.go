@@ -39,7 +39,7 @@ func (e *Engine) claim(ctx context.Context, cons jetstream.Consumer) error {
 	if info.NumAckPending == 0 && info.Delivered.Stream <= info.AckFloor.Stream {
 		return nil
 	}
-	if err := e.bus.ResetConsumer(ctx, e.cfg.Stream, e.cfg.Durable, 0); err != nil {
+	if err := e.bus.Durables().Reset(ctx, e.cfg.Stream, e.cfg.Durable, 0); err != nil {
 		return err
 	}
 	e.recovered.Store(info.Delivered.Stream)

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // RedriveAttempts is how often Redrive calls the handler on a transient
@@ -38,7 +38,7 @@ type Redriven struct {
 // both, never neither. The error is for what Redrive itself could not do
 // (ctx ended, the dead-letter stream unwritable); the dead letter is then
 // left as it was.
-func (e *Engine) Redrive(ctx context.Context, d stream.DeadLetter) (Redriven, error) {
+func (e *Engine) Redrive(ctx context.Context, d deadletter.Letter) (Redriven, error) {
 	if d.Stage != e.cfg.Stage {
 		return Redriven{}, fmt.Errorf("dead letter %d belongs to stage %s, not %s", d.ID, d.Stage, e.cfg.Stage)
 	}
@@ -60,7 +60,7 @@ func (e *Engine) Redrive(ctx context.Context, d stream.DeadLetter) (Redriven, er
 		if err == nil {
 			e.m.handled.WithLabelValues("ok").Inc()
 			e.n.ok.Add(1)
-			if err := e.bus.RemoveDeadLetter(ctx, d.ID); err != nil {
+			if err := e.dlq.Remove(ctx, d.ID); err != nil {
 				return Redriven{}, fmt.Errorf("redrive: handled, but %w", err)
 			}
 			return Redriven{Done: true}, nil
@@ -86,8 +86,8 @@ func (e *Engine) Redrive(ctx context.Context, d stream.DeadLetter) (Redriven, er
 	// A message id of its own: the first dead letter's is still in the
 	// stream's duplicate window, and a redrive retried after a crash finds
 	// its own.
-	msgID := stream.DeadLetterID(e.cfg.Stage, e.cfg.Stream, m.Seq) + ":redrive:" + strconv.FormatUint(d.ID, 10)
-	id, err := e.bus.PutDeadLetter(ctx, e.deadLetterOf(m, reason), msgID)
+	msgID := deadletter.ID(e.cfg.Stage, e.cfg.Stream, m.Seq) + ":redrive:" + strconv.FormatUint(d.ID, 10)
+	id, err := e.dlq.Put(ctx, e.deadLetterOf(m, reason), msgID)
 	if err != nil {
 		return Redriven{}, fmt.Errorf("redrive dead letter %d: %w", d.ID, err)
 	}
@@ -96,7 +96,7 @@ func (e *Engine) Redrive(ctx context.Context, d stream.DeadLetter) (Redriven, er
 	e.log.Error("dead-lettered again", zap.String("subject", m.Subject), zap.Uint64("seq", m.Seq), zap.Uint64("was", d.ID),
 		zap.Uint64("id", id), zap.String("reason", reason))
 	if id != d.ID {
-		if err := e.bus.RemoveDeadLetter(ctx, d.ID); err != nil {
+		if err := e.dlq.Remove(ctx, d.ID); err != nil {
 			return Redriven{}, fmt.Errorf("redrive: dead-lettered again as %d, but %w", id, err)
 		}
 	}

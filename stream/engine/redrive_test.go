@@ -14,6 +14,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/deadletter"
 )
 
 // Redrive goes through the engine: a handler that panics on the redriven
@@ -27,7 +28,7 @@ func TestRedriveThroughTheEngine(t *testing.T) {
 	m := nats.NewMsg(subj)
 	m.Data = []byte("x")
 	m.Header.Set("Bomstream-Workload", `{"cluster":"t"}`)
-	if _, err := b.Publish(testContext(t), m, "id-x"); err != nil {
+	if _, err := b.Writer().Publish(testContext(t), m, "id-x"); err != nil {
 		t.Fatal(err)
 	}
 	var mode atomic.Value // "panic", "flaky", "ok"
@@ -100,7 +101,7 @@ func TestRedriveKeepsSubjectOrder(t *testing.T) {
 	var inBusy atomic.Bool
 	m := nats.NewMsg(busy)
 	m.Data = []byte("live")
-	if _, err := b.Publish(testContext(t), m, ""); err != nil {
+	if _, err := b.Writer().Publish(testContext(t), m, ""); err != nil {
 		t.Fatal(err)
 	}
 	cfg := testEngineConfig("order")
@@ -114,12 +115,12 @@ func TestRedriveKeepsSubjectOrder(t *testing.T) {
 	waitUntil(t, "the live message in the handler", inBusy.Load)
 
 	// Dead letters as a stage would have parked them.
-	park := func(subj string, seq uint64) stream.DeadLetter {
-		id, err := b.PutDeadLetter(testContext(t), stream.DeadLetter{Stage: cfg.Stage, Stream: cfg.Stream, Subject: subj, Data: []byte("dl"), Seq: seq, Header: nats.Header{}, Reason: "parked"}, stream.DeadLetterID(cfg.Stage, cfg.Stream, seq))
+	park := func(subj string, seq uint64) deadletter.Letter {
+		id, err := deadletter.New(b).Put(testContext(t), deadletter.Letter{Stage: cfg.Stage, Stream: cfg.Stream, Subject: subj, Data: []byte("dl"), Seq: seq, Header: nats.Header{}, Reason: "parked"}, deadletter.ID(cfg.Stage, cfg.Stream, seq))
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := b.GetDeadLetter(testContext(t), id)
+		d, err := deadletter.New(b).Get(testContext(t), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestRedriveKeepsSubjectOrder(t *testing.T) {
 		t.Fatalf("redrive with the subject held: %v", err)
 	}
 	e.subjects.unlock(busy, l)
-	if _, err := b.GetDeadLetter(testContext(t), d.ID); err != nil {
+	if _, err := deadletter.New(b).Get(testContext(t), d.ID); err != nil {
 		t.Fatalf("the dead letter after a redrive that timed out: %v", err)
 	}
 }

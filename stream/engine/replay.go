@@ -74,7 +74,7 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		cons jetstream.Consumer
 	)
 	err = e.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
-		end, err = e.bus.LastStored(ctx, e.cfg.Stream, e.cfg.Filter)
+		end, err = e.bus.Reader().LastStored(ctx, e.cfg.Stream, e.cfg.Filter)
 		return err
 	})
 	if err != nil {
@@ -101,7 +101,7 @@ func (e *Engine) Replay(ctx context.Context, startSeq uint64, startTime time.Tim
 		}
 		return 0, nil
 	}
-	e.bus.WarnLost(ctx, e.cfg.Stream, startSeq, end, "the replay of "+e.cfg.Stage)
+	e.bus.Reader().WarnLost(ctx, e.cfg.Stream, startSeq, end, "the replay of "+e.cfg.Stage)
 	it, err := cons.Messages(jetstream.PullMaxMessages(min(e.cfg.MaxInFlight, 512)))
 	if err != nil {
 		return 0, fmt.Errorf("replay %s: %w", e.cfg.Stage, err)

@@ -137,9 +137,9 @@ func TestExists(t *testing.T) {
 
 // With no age limit retention touches nothing: not even the store.
 func TestNoRetentionLimit(t *testing.T) {
-	n, err := EnforceRetention(context.Background(), nil, 0, nil)
+	n, err := EnforceRetention(context.Background(), nil, nil, 0, nil)
 	if n != 0 || err != nil {
 		t.Fatalf("no limit: %d, %v", n, err)
 	}
-	KeepRetention(context.Background(), nil, 0, nil) // returns at once
+	KeepRetention(context.Background(), nil, nil, 0, nil) // returns at once
 }

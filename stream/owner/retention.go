@@ -12,13 +12,17 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// Store is what retention needs of the bus: the CHANGES stream, a walk
-// over its stored messages in order, and the bounded retry its requests
-// ride through a leader election with (stream.Bus has all three).
+// Store is what retention needs of the bus: the CHANGES stream and the
+// bounded retry its requests ride through a leader election with
+// (stream.Bus has both).
 type Store interface {
 	Stream(ctx context.Context, name string) (jetstream.Stream, error)
-	Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error
 	Retry(ctx context.Context, repeatable bool, fn func(ctx context.Context) error) error
+}
+
+// Walker walks a stream's stored messages in order (stream.Reader does).
+type Walker interface {
+	Messages(ctx context.Context, streamName, subject string, fromSeq uint64, fn func(*jetstream.RawStreamMsg) error) error
 }
 
 // errPastCutoff ends the walk over CHANGES at its first recent message.
@@ -26,11 +30,11 @@ var errPastCutoff = errors.New("past the retention cutoff")
 
 // EnforceRetention trims CHANGES to maxAge (TrimBefore now minus maxAge)
 // and logs what went. With no maxAge it does nothing.
-func EnforceRetention(ctx context.Context, st Store, maxAge time.Duration, log *zap.Logger) (uint64, error) {
+func EnforceRetention(ctx context.Context, st Store, w Walker, maxAge time.Duration, log *zap.Logger) (uint64, error) {
 	if maxAge <= 0 {
 		return 0, nil
 	}
-	purged, err := TrimBefore(ctx, st, time.Now().Add(-maxAge))
+	purged, err := TrimBefore(ctx, st, w, time.Now().Add(-maxAge))
 	if purged > 0 && log != nil {
 		log.Info("CHANGES trimmed to its retention; every workload's last event kept",
 			zap.Duration("maxAge", maxAge), zap.Uint64("removed", purged))
@@ -41,12 +45,12 @@ func EnforceRetention(ctx context.Context, st Store, maxAge time.Duration, log *
 // TrimBefore purges the events of CHANGES stored before cutoff without ever
 // removing a workload's last event: for every subject with such events,
 // those go except the subject's last one. It returns how many messages went.
-func TrimBefore(ctx context.Context, st Store, cutoff time.Time) (uint64, error) {
+func TrimBefore(ctx context.Context, st Store, w Walker, cutoff time.Time) (uint64, error) {
 	s, err := st.Stream(ctx, schemas.StreamChanges)
 	if err != nil {
 		return 0, err
 	}
-	old, firstNew, err := oldSubjects(ctx, st, cutoff)
+	old, firstNew, err := oldSubjects(ctx, w, cutoff)
 	if err != nil {
 		return 0, err
 	}
@@ -63,10 +67,10 @@ func TrimBefore(ctx context.Context, st Store, cutoff time.Time) (uint64, error)
 
 // oldSubjects walks CHANGES (in time order) up to cutoff: the subjects with
 // messages older than it, and the first sequence at or after it (0: none).
-func oldSubjects(ctx context.Context, st Store, cutoff time.Time) (map[string]bool, uint64, error) {
+func oldSubjects(ctx context.Context, w Walker, cutoff time.Time) (map[string]bool, uint64, error) {
 	old := map[string]bool{}
 	var firstNew uint64
-	err := st.Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
+	err := w.Messages(ctx, schemas.StreamChanges, "", 0, func(m *jetstream.RawStreamMsg) error {
 		if !m.Time.Before(cutoff) {
 			firstNew = m.Sequence
 			return errPastCutoff
@@ -126,7 +130,7 @@ func trimSubject(ctx context.Context, st Store, s jetstream.Stream, subj string,
 
 // KeepRetention runs EnforceRetention every tenth of maxAge (at most
 // hourly, at least every second) until ctx is done.
-func KeepRetention(ctx context.Context, st Store, maxAge time.Duration, log *zap.Logger) {
+func KeepRetention(ctx context.Context, st Store, w Walker, maxAge time.Duration, log *zap.Logger) {
 	if maxAge <= 0 {
 		return
 	}
@@ -134,7 +138,7 @@ func KeepRetention(ctx context.Context, st Store, maxAge time.Duration, log *zap
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if _, err := EnforceRetention(ctx, st, maxAge, log); err != nil && ctx.Err() == nil && log != nil {
+		if _, err := EnforceRetention(ctx, st, w, maxAge, log); err != nil && ctx.Err() == nil && log != nil {
 			log.Warn("CHANGES retention", zap.Error(err))
 		}
 		select {

@@ -127,7 +127,7 @@ func Untouched(ctx context.Context, bus *stream.Bus, before uint64) (bool, error
 	if before > 0 {
 		return false, nil
 	}
-	st, err := bus.State(ctx, schemas.StreamBOMs)
+	st, err := bus.Reader().State(ctx, schemas.StreamBOMs)
 	if err != nil {
 		return false, fmt.Errorf("rerender: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bomlog"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer/service"
 )
 
@@ -76,16 +78,17 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 		return rep, err
 	}
 	rep.Floor = floor
+	changes := changelog.New(bus)
 	var errs []error
-	err = bus.LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
+	err = bus.Reader().LastPerSubject(ctx, schemas.StreamChanges, schemas.SubjectChangesPrefix+">", false, func(m *jetstream.RawStreamMsg) error {
 		rep.Workloads++
-		ev, err := stream.DecodeChange(m.Data)
+		ev, err := changelog.Decode(m.Data)
 		if err != nil {
 			rep.Failed++
 			errs = append(errs, fmt.Errorf("CHANGES seq %d: %w", m.Sequence, err))
 			return nil
 		}
-		c, pending, err := decide(ctx, bus, r, opts, floor, ev, m.Sequence)
+		c, pending, err := decide(ctx, bus, changes, r, opts, floor, ev, m.Sequence)
 		switch {
 		case err != nil:
 			rep.Failed++
@@ -110,7 +113,7 @@ func Rerender(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Opt
 // decide renders ev, the last event of its workload at seq, compares it with
 // the workload's BOM and appends its copy when it changes. pending: the
 // transformer has not handled the workload's last event yet.
-func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Options, floor uint64, ev schemas.WorkloadChange, seq uint64) (c *Change, pending bool, err error) {
+func decide(ctx context.Context, bus *stream.Bus, changes *changelog.Log, r service.Renderer, opts Options, floor uint64, ev schemas.WorkloadChange, seq uint64) (c *Change, pending bool, err error) {
 	w := ev.Data.Workload
 	for range maxAttempts {
 		if seq > floor {
@@ -131,7 +134,7 @@ func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Optio
 		cp.Time = opts.now().UTC()
 		h := nats.Header{}
 		h.Set(schemas.HeaderRerender, opts.Fingerprint)
-		ack, err := bus.AppendChangeAfter(ctx, cp, seq, h)
+		ack, err := changes.AppendChangeAfter(ctx, cp, seq, h)
 		if err == nil && !ack.Duplicate {
 			c.Seq = ack.Seq
 			return c, false, nil
@@ -141,7 +144,7 @@ func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Optio
 		}
 		// Another writer appended first: read the workload again.
 		var ok bool
-		ev, seq, ok, err = bus.LastChange(ctx, w)
+		ev, seq, ok, err = changes.LastChange(ctx, w)
 		if err != nil {
 			return nil, false, fmt.Errorf("rerender %s: %w", w, err)
 		}
@@ -149,7 +152,7 @@ func decide(ctx context.Context, bus *stream.Bus, r service.Renderer, opts Optio
 			return nil, false, nil
 		}
 	}
-	return nil, false, fmt.Errorf("rerender %s: %w", w, stream.ErrConflict)
+	return nil, false, fmt.Errorf("rerender %s: %w", w, changelog.ErrConflict)
 }
 
 // compare renders ev and says how its BOM differs from the workload's
@@ -161,18 +164,17 @@ func compare(ctx context.Context, bus *stream.Bus, r service.Renderer, ev schema
 	if err != nil {
 		return "", fmt.Errorf("rerender %s: render: %w", w, err)
 	}
-	last, err := bus.LastMsg(ctx, schemas.StreamBOMs, schemas.BOMsSubject(w))
+	last, ok, err := bomlog.New(bus).Last(ctx, schemas.BOMsSubject(w))
 	if err != nil {
 		return "", fmt.Errorf("rerender %s: %w", w, err)
 	}
 	var old []byte
-	if last != nil {
-		m, err := schemas.DecodeBOMMessage(last.Subject, last.Header, last.Data)
-		if err != nil {
-			return "", fmt.Errorf("rerender %s: BOMS seq %d: %w", w, last.Sequence, err)
+	if ok {
+		if last.Err != nil {
+			return "", fmt.Errorf("rerender %s: BOMS seq %d: %w", w, last.Seq, last.Err)
 		}
-		if !m.IsTombstone() {
-			old = m.BOM
+		if !last.IsTombstone() {
+			old = last.BOM
 		}
 	}
 	what, err := difference(old, res.BOM)
@@ -185,7 +187,7 @@ func compare(ctx context.Context, bus *stream.Bus, r service.Renderer, ev schema
 // AckFloor is the CHANGES sequence up to which the transformer's consumer
 // durable settled every event; 0 when it has none yet.
 func AckFloor(ctx context.Context, bus *stream.Bus, durable string) (uint64, error) {
-	cs, err := bus.Consumers(ctx, schemas.StreamChanges)
+	cs, err := bus.Durables().List(ctx, schemas.StreamChanges)
 	if err != nil {
 		return 0, fmt.Errorf("rerender: the transformer's consumer: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer"
 	"github.com/bomstream/bomstream/transformer/service"
 )
@@ -137,7 +138,7 @@ func newFixture(t *testing.T) *fixture {
 	f.stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(f.stop)
 	for _, id := range []string{"a", "b", "c"} {
-		if _, _, err := f.bus.PublishChange(ctx, event(t, workload(id), id)); err != nil {
+		if _, _, err := changelog.New(f.bus).PublishChange(ctx, event(t, workload(id), id)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +150,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) drain(t *testing.T) {
 	t.Helper()
 	bustest.Eventually(t, "transformer drained", time.Minute, func() bool {
-		ok, err := f.bus.CaughtUp(context.Background(), schemas.StreamChanges, service.DefaultDurable)
+		ok, err := f.bus.Durables().CaughtUp(context.Background(), schemas.StreamChanges, service.DefaultDurable)
 		return err == nil && ok
 	})
 }
@@ -159,7 +160,7 @@ func (f *fixture) changes(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, id := range []string{"a", "b", "c"} {
-		_, seq, ok, err := f.bus.LastChange(context.Background(), workload(id))
+		_, seq, ok, err := changelog.New(f.bus).LastChange(context.Background(), workload(id))
 		if err != nil || !ok {
 			t.Fatalf("last change of %s: %v", id, err)
 		}
@@ -170,7 +171,7 @@ func (f *fixture) changes(t *testing.T) map[string]int {
 
 func (f *fixture) lastSeq(t *testing.T) uint64 {
 	t.Helper()
-	n, err := f.bus.LastSeq(context.Background(), schemas.StreamChanges)
+	n, err := f.bus.Reader().LastSeq(context.Background(), schemas.StreamChanges)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestChangedRulesOneEventPerAffectedWorkload(t *testing.T) {
 	f.drain(t)
 	// Each new event made one new BOM version, rendered by the stage.
 	for _, id := range []string{"a", "c"} {
-		m, err := f.bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload(id)))
+		m, err := f.bus.Reader().LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload(id)))
 		if err != nil || m == nil {
 			t.Fatalf("BOM of %s: %v", id, err)
 		}
@@ -263,7 +264,7 @@ func TestNoLongerServing(t *testing.T) {
 		t.Fatalf("rerender: %v", got)
 	}
 	f.drain(t)
-	m, err := f.bus.LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload("b")))
+	m, err := f.bus.Reader().LastMsg(context.Background(), schemas.StreamBOMs, schemas.BOMsSubject(workload("b")))
 	if err != nil || m == nil || m.Header.Get(schemas.HeaderTombstoneReason) != schemas.TombstoneNotServing {
 		t.Fatalf("b's last BOMS message: %v %v", m, err)
 	}
@@ -329,7 +330,7 @@ func TestAtStart(t *testing.T) {
 func TestUntouched(t *testing.T) {
 	ctx := context.Background()
 	fresh := bustest.Open(t, stream.Config{})
-	if _, _, err := fresh.PublishChange(ctx, event(t, workload("a"), "a")); err != nil {
+	if _, _, err := changelog.New(fresh).PublishChange(ctx, event(t, workload("a"), "a")); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := Untouched(ctx, fresh, 0); err != nil || !ok {

@@ -12,6 +12,9 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
+	"github.com/bomstream/bomstream/stream/bomlog"
+	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -199,7 +202,7 @@ func (s *Service) Publish(ctx context.Context, out *nats.Msg) (duplicate bool, e
 
 // decode reads a change event and checks the identity its outcome needs.
 func decode(data []byte, seq uint64) (schemas.WorkloadChange, error) {
-	ev, err := stream.DecodeChange(data)
+	ev, err := changelog.Decode(data)
 	if err != nil {
 		return ev, engine.Permanent(fmt.Errorf("parse change event at seq %d: %w", seq, err))
 	}
@@ -259,7 +262,7 @@ func (s *Service) publishAck(ctx context.Context, m *schemas.BOMMessage, out *na
 		what = "tombstone"
 	}
 	// The id the message carries: a repair may have taken it off.
-	ack, err := s.bus.Publish(ctx, out, out.Header.Get(schemas.HeaderMsgID))
+	ack, err := bomlog.New(s.bus).Append(ctx, out)
 	if err != nil {
 		return ack, fmt.Errorf("publish %s of %s: %w", what, m.Workload, err)
 	}
@@ -279,11 +282,11 @@ type outcome struct {
 }
 
 func (s *Service) lastOutcome(ctx context.Context, subject string) (outcome, error) {
-	last, err := s.bus.LastMsg(ctx, schemas.StreamBOMs, subject)
-	if err != nil || last == nil {
+	last, ok, err := bomlog.New(s.bus).Last(ctx, subject)
+	if err != nil || !ok {
 		return outcome{}, err
 	}
-	m, _ := schemas.DecodeBOMMessage(subject, last.Header, last.Data) // what it can read of a malformed one
+	m := last.BOMMessage // what it can read of a malformed one
 	return outcome{changeSeq: m.ChangeSeq, serving: !m.IsTombstone(), msg: m}, nil
 }
 
@@ -307,7 +310,7 @@ func tombstone(w schemas.Workload, changeSeq uint64, at time.Time, reason string
 // Retry puts one dead letter of the transformer back through it: a redrive
 // through the stage's engine (see engine.Engine.Redrive); the event is
 // rendered and its outcome published as Run would.
-func (s *Service) Retry(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
+func (s *Service) Retry(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
 	return s.eng.Redrive(ctx, d)
 }
 

@@ -19,6 +19,8 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/bustest"
+	"github.com/bomstream/bomstream/stream/changelog"
+	"github.com/bomstream/bomstream/stream/deadletter"
 	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -134,7 +136,7 @@ func newService(t *testing.T, b *stream.Bus, r Renderer, cfg Config, reg prometh
 
 func publish(t *testing.T, b *stream.Bus, ev schemas.WorkloadChange) uint64 {
 	t.Helper()
-	seq, published, err := b.PublishChange(context.Background(), ev)
+	seq, published, err := changelog.New(b).PublishChange(context.Background(), ev)
 	if err != nil || !published {
 		t.Fatalf("publish %s: published %v err %v", ev.ID, published, err)
 	}
@@ -149,7 +151,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // settled reports whether the consumer has delivered and resolved everything.
 func settled(t *testing.T, b *stream.Bus, durable string) bool {
 	t.Helper()
-	done, err := b.CaughtUp(context.Background(), schemas.StreamChanges, durable)
+	done, err := b.Durables().CaughtUp(context.Background(), schemas.StreamChanges, durable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func settled(t *testing.T, b *stream.Bus, durable string) bool {
 func messages(t *testing.T, b *stream.Bus, streamName, subject string) []*jetstream.RawStreamMsg {
 	t.Helper()
 	var out []*jetstream.RawStreamMsg
-	if err := b.Messages(context.Background(), streamName, subject, 0, func(m *jetstream.RawStreamMsg) error {
+	if err := b.Reader().Messages(context.Background(), streamName, subject, 0, func(m *jetstream.RawStreamMsg) error {
 		out = append(out, m)
 		return nil
 	}); err != nil {
@@ -347,10 +349,10 @@ func TestTombstoneIsPublished(t *testing.T) {
 	}
 }
 
-func dlqMessages(t *testing.T, b *stream.Bus) []stream.DeadLetter {
+func dlqMessages(t *testing.T, b *stream.Bus) []deadletter.Letter {
 	t.Helper()
-	var out []stream.DeadLetter
-	if err := b.DeadLetters(context.Background(), DefaultStage, func(d stream.DeadLetter) error {
+	var out []deadletter.Letter
+	if err := deadletter.New(b).List(context.Background(), DefaultStage, func(d deadletter.Letter) error {
 		out = append(out, d)
 		return nil
 	}); err != nil {
@@ -363,7 +365,7 @@ func publishRaw(t *testing.T, b *stream.Bus, subject string, data []byte) {
 	t.Helper()
 	m := nats.NewMsg(subject)
 	m.Data = data
-	if _, err := b.Publish(context.Background(), m, ""); err != nil {
+	if _, err := b.Writer().Publish(context.Background(), m, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package stream
+package changelog
 
 import (
 	"context"
@@ -14,17 +14,18 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 
+	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/owner"
 )
 
 // history reads a workload's events in order, checking that each message's
 // Nats-Msg-Id names the sequence of the message before it: the writer saw
 // exactly that predecessor when it appended.
-func history(t *testing.T, b *Bus, w schemas.Workload) []schemas.WorkloadChange {
+func history(t *testing.T, b testBus, w schemas.Workload) []schemas.WorkloadChange {
 	t.Helper()
 	var evs []schemas.WorkloadChange
 	var prev uint64
-	err := b.Messages(testContext(t), schemas.StreamChanges, schemas.ChangesSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
+	err := b.Reader().Messages(testContext(t), schemas.StreamChanges, schemas.ChangesSubject(w), 0, func(m *jetstream.RawStreamMsg) error {
 		if got, want := m.Header.Get(jetstream.MsgIDHeader), schemas.ChangeMsgID(w, prev); got != want {
 			return fmt.Errorf("message %d has msg id %q, want %q: it was not appended after its predecessor", m.Sequence, got, want)
 		}
@@ -36,6 +37,7 @@ func history(t *testing.T, b *Bus, w schemas.Workload) []schemas.WorkloadChange 
 		prev = m.Sequence
 		return nil
 	})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func history(t *testing.T, b *Bus, w schemas.Workload) []schemas.WorkloadChange 
 }
 
 func TestPublishChangeRecordsABA(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	w := testWorkload("u1")
 	a, bb := observed(t, w, "vllm:a"), observed(t, w, "vllm:b")
@@ -84,7 +86,7 @@ func TestPublishChangeRecordsABA(t *testing.T) {
 }
 
 func TestLastChangeOfUnknownWorkload(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	_, seq, ok, err := b.LastChange(testContext(t), testWorkload("nobody"))
 	if err != nil || ok || seq != 0 {
 		t.Fatalf("got seq %d ok %v err %v, want nothing", seq, ok, err)
@@ -92,7 +94,7 @@ func TestLastChangeOfUnknownWorkload(t *testing.T) {
 }
 
 func TestPublishChangeRetryIsDropped(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	w := testWorkload("u1")
 	ev := observed(t, w, "vllm:a")
@@ -102,16 +104,16 @@ func TestPublishChangeRetryIsDropped(t *testing.T) {
 	}
 	// The same decision (same last sequence seen) sent twice, as a client
 	// retry after a lost ack would.
-	first, err := b.publishChangeAt(ctx, w, ev.Type, ev.Data.InputHash, data, 0)
+	first, err := publishAt(ctx, b, ev, data, 0)
 	if err != nil || first.Duplicate {
 		t.Fatalf("first publish: %+v %v", first, err)
 	}
 	// The server refuses it either as a duplicate msg id or, checking the
 	// expected sequence first (a standalone server does), as a wrong last
 	// sequence; PublishChange handles both by re-reading.
-	retry, err := b.publishChangeAt(ctx, w, ev.Type, ev.Data.InputHash, data, 0)
+	retry, err := publishAt(ctx, b, ev, data, 0)
 	switch {
-	case isWrongLastSeq(err):
+	case errors.Is(err, stream.ErrWrongLastSeq):
 	case err != nil:
 		t.Fatal(err)
 	case !retry.Duplicate || retry.Seq != first.Seq:
@@ -133,7 +135,7 @@ func TestPublishChangeRetryIsDropped(t *testing.T) {
 }
 
 func TestPublishChangeConcurrentWritersNeverInterleave(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	w := testWorkload("shared")
 	const writers, perWriter = 2, 15
@@ -172,7 +174,7 @@ func TestPublishChangeConcurrentWritersNeverInterleave(t *testing.T) {
 }
 
 func TestPublishChangeRejectsIncompleteIdentity(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ev := observed(t, testWorkload("u1"), "vllm:a")
 	ev.Data.Workload.UID = ""
 	if _, _, err := b.PublishChange(context.Background(), ev); err == nil {
@@ -183,7 +185,7 @@ func TestPublishChangeRejectsIncompleteIdentity(t *testing.T) {
 // An event stored without the state headers (as written before they existed)
 // is still compared by decoding it: the same state is not published again.
 func TestPublishChangeComparesHeaderlessEvents(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	w := testWorkload("legacy")
 	ev := observed(t, w, "vllm:a")
@@ -200,7 +202,7 @@ func TestPublishChangeComparesHeaderlessEvents(t *testing.T) {
 	if _, pub, err := b.PublishChange(ctx, observed(t, w, "vllm:b")); err != nil || !pub {
 		t.Fatalf("new state not published: published=%v err=%v", pub, err)
 	}
-	m, err := b.lastChangeMsg(ctx, w)
+	m, err := b.Reader().LastMsg(ctx, schemas.StreamChanges, schemas.ChangesSubject(w))
 	if err != nil || m.Header.Get(schemas.HeaderInputHash) == "" || m.Header.Get(headerEventType) != schemas.TypeObserved {
 		t.Fatalf("new event lacks state headers: %v %v", m.Header, err)
 	}
@@ -211,7 +213,7 @@ func TestPublishChangeComparesHeaderlessEvents(t *testing.T) {
 // again: nothing is lost, nothing is written twice, and a state already
 // there is not appended again.
 func TestAppendChanges(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	var appends []Append
 	for i := range 50 {
@@ -243,7 +245,7 @@ func TestAppendChanges(t *testing.T) {
 	}
 	for uid, want := range map[string][]string{"a0": {"img:1", "img:other", "img:2"}, "a1": {"img:1", "img:2"}} {
 		var got []string
-		if err := b.Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(testWorkload(uid)), 0, func(m *jetstream.RawStreamMsg) error {
+		if err := b.Reader().Messages(ctx, schemas.StreamChanges, schemas.ChangesSubject(testWorkload(uid)), 0, func(m *jetstream.RawStreamMsg) error {
 			var ev schemas.WorkloadChange
 			if err := json.Unmarshal(m.Data, &ev); err != nil {
 				return err
@@ -263,7 +265,7 @@ func TestAppendChanges(t *testing.T) {
 // writers (PublishChange and AppendChanges), in any case of the kind, and
 // the newest incarnation of a name deleted and re-created.
 func TestFindWorkloadUsesTheNameIndex(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	first := testWorkload("u-first")
 	first.Name = "chat"
@@ -300,7 +302,7 @@ func TestFindWorkloadUsesTheNameIndex(t *testing.T) {
 // Trimming CHANGES never ages out a workload's last event. The cutoff is
 // the stored time of the first recent event, so no test waits on the clock.
 func TestRetentionKeepsEveryLastEvent(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	w1, w2, w3 := testWorkload("r1"), testWorkload("r2"), testWorkload("r3")
 	for _, ev := range []schemas.WorkloadChange{observed(t, w1, "a:1"), observed(t, w1, "a:2"), observed(t, w2, "b:1")} {
@@ -309,7 +311,7 @@ func TestRetentionKeepsEveryLastEvent(t *testing.T) {
 		}
 	}
 	// A limit of an hour: nothing is that old.
-	if n, err := owner.EnforceRetention(ctx, b, time.Hour, nil); n != 0 || err != nil {
+	if n, err := owner.EnforceRetention(ctx, b, b.Reader(), time.Hour, nil); n != 0 || err != nil {
 		t.Fatalf("an hour's retention removed %d, %v", n, err)
 	}
 	seq, _, err := b.PublishChange(ctx, observed(t, w1, "a:3"))
@@ -319,11 +321,11 @@ func TestRetentionKeepsEveryLastEvent(t *testing.T) {
 	if _, _, err := b.PublishChange(ctx, observed(t, w3, "c:1")); err != nil {
 		t.Fatal(err)
 	}
-	first, err := b.GetMsg(ctx, schemas.StreamChanges, seq)
+	first, err := b.Reader().GetMsg(ctx, schemas.StreamChanges, seq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := owner.TrimBefore(ctx, b, first.Time)
+	n, err := owner.TrimBefore(ctx, b, b.Reader(), first.Time)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package stream
+package changelog
 
 import (
 	"context"
@@ -12,36 +12,32 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
 )
 
-// The name index (KV bucket "bomstream-names") maps a workload's name to
-// the uids it had, so that `history` and `get` read one workload instead of
-// every workload of the cluster. The writer of a workload's first event
+// The name index (KV bucket stream.NameIndexBucket) maps a workload's name
+// to the uids it had, so that `history` and `get` read one workload instead
+// of every workload of the cluster. The writer of a workload's first event
 // adds its key, "<cluster>.<hex of namespace/kind/name>.<uid>" (the kind in
-// lower case), with the event's time as the value: a name deleted and
-// re-created has a key per uid.
-const namesBucket = "bomstream-names"
+// lower case, cluster and uid made key tokens by stream.KeyToken), with the
+// event's time as the value: a name deleted and re-created has a key per
+// uid.
 
-func (b *Bus) names(ctx context.Context) (jetstream.KeyValue, error) {
-	b.mu.Lock()
-	kv := b.namesKV
-	b.mu.Unlock()
+// nameIndex is the name index's bucket, opened once.
+func (l *Log) nameIndex(ctx context.Context) (jetstream.KeyValue, error) {
+	l.mu.Lock()
+	kv := l.names
+	l.mu.Unlock()
 	if kv != nil {
 		return kv, nil
 	}
-	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: namesBucket, Storage: jetstream.FileStorage, Replicas: b.cfg.replicas(),
-			Sources: b.cfg.nameSources(),
-		})
-		return err
-	})
+	kv, err := l.bus.KeyValue(ctx, stream.NameIndexBucket)
 	if err != nil {
 		return nil, fmt.Errorf("name index: %w", err)
 	}
-	b.mu.Lock()
-	b.namesKV = kv
-	b.mu.Unlock()
+	l.mu.Lock()
+	l.names = kv
+	l.mu.Unlock()
 	return kv, nil
 }
 
@@ -50,27 +46,16 @@ func nameToken(namespace, kind, name string) string {
 }
 
 func nameKey(w schemas.Workload) string {
-	return keyToken(w.Cluster) + "." + nameToken(w.Namespace, w.Kind, w.Name) + "." + keyToken(w.UID)
-}
-
-// keyToken makes s one KV key token: as is when it is made of [-_=A-Za-z0-9],
-// else hex behind a "=" that no Kubernetes name contains.
-func keyToken(s string) string {
-	for _, r := range s {
-		if !(r == '-' || r == '_' || r == '=' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return "=" + hex.EncodeToString([]byte(s))
-		}
-	}
-	return s
+	return stream.KeyToken(w.Cluster) + "." + nameToken(w.Namespace, w.Kind, w.Name) + "." + stream.KeyToken(w.UID)
 }
 
 // indexName records ev's workload in the name index.
-func (b *Bus) indexName(ctx context.Context, ev schemas.WorkloadChange) error {
-	kv, err := b.names(ctx)
+func (l *Log) indexName(ctx context.Context, ev schemas.WorkloadChange) error {
+	kv, err := l.nameIndex(ctx)
 	if err != nil {
 		return err
 	}
-	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+	err = l.bus.Retry(ctx, true, func(ctx context.Context) error {
 		_, err := kv.Put(ctx, nameKey(ev.Data.Workload), []byte(ev.Time.UTC().Format(time.RFC3339Nano)))
 		return err
 	})
@@ -83,18 +68,18 @@ func (b *Bus) indexName(ctx context.Context, ev schemas.WorkloadChange) error {
 // WorkloadUIDs returns the uids the workload namespace/kind/name has had in
 // cluster, oldest first by the time of their first event; none when the
 // index knows nothing of it (see FindWorkload).
-func (b *Bus) WorkloadUIDs(ctx context.Context, cluster, namespace, kind, name string) ([]string, error) {
-	kv, err := b.names(ctx)
+func (l *Log) WorkloadUIDs(ctx context.Context, cluster, namespace, kind, name string) ([]string, error) {
+	kv, err := l.nameIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	prefix := keyToken(cluster) + "." + nameToken(namespace, kind, name) + "."
+	prefix := stream.KeyToken(cluster) + "." + nameToken(namespace, kind, name) + "."
 	type seen struct {
 		uid   string
 		since string
 	}
 	var out []seen
-	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+	err = l.bus.Retry(ctx, true, func(ctx context.Context) error {
 		out = out[:0]
 		lister, err := kv.ListKeysFiltered(ctx, prefix+">")
 		if err != nil {
@@ -138,14 +123,14 @@ var ErrNoWorkload = errors.New("workload not found")
 // identity of its newest incarnation in cluster, from the name index and
 // the workload's last event; with no index entry (a store older than the
 // index) it falls back to reading the last event of every workload.
-func (b *Bus) FindWorkload(ctx context.Context, cluster, namespace, kind, name string) (schemas.Workload, error) {
-	uids, err := b.WorkloadUIDs(ctx, cluster, namespace, kind, name)
+func (l *Log) FindWorkload(ctx context.Context, cluster, namespace, kind, name string) (schemas.Workload, error) {
+	uids, err := l.WorkloadUIDs(ctx, cluster, namespace, kind, name)
 	if err != nil {
 		return schemas.Workload{}, err
 	}
 	for i := len(uids) - 1; i >= 0; i-- {
 		probe := schemas.Workload{Cluster: cluster, UID: uids[i]}
-		ev, _, ok, err := b.LastChange(ctx, probe)
+		ev, _, ok, err := l.LastChange(ctx, probe)
 		if err != nil {
 			return schemas.Workload{}, err
 		}
@@ -154,7 +139,7 @@ func (b *Bus) FindWorkload(ctx context.Context, cluster, namespace, kind, name s
 		}
 	}
 	var found []schemas.Workload
-	err = b.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
+	err = l.LatestChanges(ctx, cluster, func(ev schemas.WorkloadChange, _ uint64) error {
 		w := ev.Data.Workload
 		if w.Namespace == namespace && strings.EqualFold(w.Kind, kind) && w.Name == name {
 			found = append(found, w)

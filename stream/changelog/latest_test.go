@@ -1,13 +1,14 @@
-package stream
+package changelog
 
 import (
 	"testing"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream"
 )
 
 func TestLatestChanges(t *testing.T) {
-	b := openEmbedded(t, Config{})
+	b := openEmbedded(t, stream.Config{})
 	ctx := testContext(t)
 	if err := b.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error {
 		t.Fatal("called on an empty stream")
@@ -57,7 +58,7 @@ func TestLatestChanges(t *testing.T) {
 		}
 	}
 	n := 0
-	if err := b.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error { n++; return ErrStop }); err != nil || n != 1 {
+	if err := b.LatestChanges(ctx, "dev", func(schemas.WorkloadChange, uint64) error { n++; return stream.ErrStop }); err != nil || n != 1 {
 		t.Fatalf("ErrStop: %d calls, err %v", n, err)
 	}
 }

@@ -4,15 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 )
 
-// What the store's self-check (package stream/check) reads and repairs
-// besides messages: where the durable consumers stand, and the ledgers.
+// Durables administers the durable consumers the stages consume through:
+// where each stands, whether one has caught up, and moving or deleting one
+// (the store check, redrive, replay). It holds nothing but the bus.
+type Durables struct{ b *Bus }
+
+// Durables hands out the administration of the durable consumers.
+func (b *Bus) Durables() Durables { return Durables{b} }
+
+// CaughtUp reports whether the durable consumer has been delivered, and has
+// acknowledged (or terminated), every message stored on streamName when the
+// call began. A consumer that does not exist yet has not caught up.
+//
+// NumPending alone is not enough: a consumer created a moment ago can report
+// nothing pending before it has looked at the stream, so the delivered stream
+// sequence is compared with the stream's last sequence as well.
+func (d Durables) CaughtUp(ctx context.Context, streamName, durable string) (bool, error) {
+	b := d.b
+	s, err := b.Stream(ctx, streamName)
+	if err != nil {
+		return false, err
+	}
+	// Each request rides through a leader election of the stream or of
+	// the consumer (run --once asks this of every stage until it drains).
+	var si *jetstream.StreamInfo
+	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+		si, err = s.Info(ctx)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("stream %s: %w", streamName, err)
+	}
+	var ci *jetstream.ConsumerInfo
+	err = b.retry(ctx, "", true, func(ctx context.Context) error {
+		c, err := s.Consumer(ctx, durable)
+		if err != nil {
+			return err
+		}
+		ci = c.CachedInfo() // Consumer read it just now
+		return nil
+	})
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("consumer %s on %s: %w", durable, streamName, err)
+	}
+	return ci.NumPending == 0 && ci.NumAckPending == 0 && ci.Delivered.Stream >= si.State.LastSeq, nil
+}
 
 // ConsumerState is where a durable consumer stands on its stream.
 type ConsumerState struct {
@@ -30,12 +75,13 @@ type ConsumerState struct {
 	FromStart bool
 }
 
-// Consumers lists the durable consumers of streamName. A consumer the
+// List lists the durable consumers of streamName. A consumer the
 // server's listing leaves out (its leader is being elected: the listing
 // names it missing, which the client drops) is asked for by name, for at
 // most missingWait: a durable consumer's new leader answers by then, while
 // a reader's ordered consumer on a server that stopped may never answer.
-func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState, error) {
+func (d Durables) List(ctx context.Context, streamName string) ([]ConsumerState, error) {
+	b := d.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return nil, err
@@ -93,15 +139,16 @@ func (b *Bus) Consumers(ctx context.Context, streamName string) ([]ConsumerState
 	return out, nil
 }
 
-// missingWait bounds how long Consumers asks for a consumer its listing
+// missingWait bounds how long List asks for a consumer its listing
 // left out.
 const missingWait = 10 * time.Second
 
-// ResetConsumer moves a durable consumer so that seq is the next message
+// Reset moves a durable consumer so that seq is the next message
 // it delivers, every message before it counting as settled; seq 0 means
 // its ack floor, so that every unsettled message comes again. Its stage's
 // dedupe must absorb what comes twice (a sink's ledger does).
-func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq uint64) error {
+func (d Durables) Reset(ctx context.Context, streamName, durable string, seq uint64) error {
+	b := d.b
 	// Repeatable: a second reset to the same place moves nothing.
 	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
 		if seq == 0 {
@@ -117,9 +164,10 @@ func (b *Bus) ResetConsumer(ctx context.Context, streamName, durable string, seq
 	return nil
 }
 
-// DeleteConsumer removes a durable consumer; its stage creates it again
+// Delete removes a durable consumer; its stage creates it again
 // when it starts. A consumer that does not exist is no error.
-func (b *Bus) DeleteConsumer(ctx context.Context, streamName, durable string) error {
+func (d Durables) Delete(ctx context.Context, streamName, durable string) error {
+	b := d.b
 	s, err := b.Stream(ctx, streamName)
 	if err != nil {
 		return err
@@ -129,48 +177,4 @@ func (b *Bus) DeleteConsumer(ctx context.Context, streamName, durable string) er
 		return fmt.Errorf("delete consumer %s on %s: %w", durable, streamName, err)
 	}
 	return nil
-}
-
-// ledgerPrefix names the KV bucket of a sink's ledger.
-const ledgerPrefix = "bomstream-ledger-"
-
-// LedgerNames lists the sinks that have a ledger, whether configured now
-// or not.
-func (b *Bus) LedgerNames(ctx context.Context) ([]string, error) {
-	var out []string
-	err := b.retry(ctx, "", true, func(ctx context.Context) error {
-		out = out[:0]
-		l := b.js.KeyValueStoreNames(ctx)
-		for name := range l.Name() {
-			if sink, ok := strings.CutPrefix(name, ledgerPrefix); ok {
-				out = append(out, sink)
-			}
-		}
-		return l.Error()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("ledgers: %w", err)
-	}
-	return out, nil
-}
-
-// GetMsg reads the message stored at seq on streamName; nil (and no error)
-// when there is none.
-func (b *Bus) GetMsg(ctx context.Context, streamName string, seq uint64) (*jetstream.RawStreamMsg, error) {
-	s, err := b.Stream(ctx, streamName)
-	if err != nil {
-		return nil, err
-	}
-	var m *jetstream.RawStreamMsg
-	err = b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		m, err = s.GetMsg(ctx, seq)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s seq %d: %w", streamName, seq, err)
-	}
-	return m, nil
 }

@@ -1,11 +1,14 @@
-package stream
+package ledger
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/bomstream/bomstream/stream"
 )
 
 // Ledger is a sink's KV bucket ("bomstream-ledger-<sink>"): what the sink
@@ -13,42 +16,45 @@ import (
 // conditional Put must name. It has no age or size limit: a ledger that
 // forgot would let a replay write twice.
 type Ledger struct {
-	kv jetstream.KeyValue
-	b  *Bus
+	kv  jetstream.KeyValue
+	bus *stream.Bus
 }
 
-// ErrLedgerConflict is returned by Put when the entry changed since the
+// ErrConflict is returned by Put when the entry changed since the
 // revision the caller read (another process wrote it).
-var ErrLedgerConflict = errors.New("ledger entry changed since it was read")
+var ErrConflict = errors.New("ledger entry changed since it was read")
 
-// Ledger opens the ledger of sink, creating its bucket when missing.
-func (b *Bus) Ledger(ctx context.Context, sink string) (*Ledger, error) {
-	kv, err := b.KeyValue(ctx, "bomstream-ledger-"+sink)
+// bucketPrefix names the KV bucket of a sink's ledger.
+const bucketPrefix = "bomstream-ledger-"
+
+// Open opens the ledger of sink, creating its bucket when missing.
+func Open(ctx context.Context, bus *stream.Bus, sink string) (*Ledger, error) {
+	kv, err := bus.KeyValue(ctx, bucketPrefix+sink)
 	if err != nil {
 		return nil, fmt.Errorf("ledger for sink %s: %w", sink, err)
 	}
-	return &Ledger{kv: kv, b: b}, nil
+	return &Ledger{kv: kv, bus: bus}, nil
 }
 
-// KeyValue opens the KV bucket called bucket, creating it when missing,
-// on file storage with the configured replicas and no limits.
-func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := b.retry(ctx, "", true, func(ctx context.Context) (err error) {
-		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:   bucket,
-			Storage:  jetstream.FileStorage,
-			Replicas: b.cfg.replicas(),
-		})
-		return err
-	})
-	return kv, err
+// Names lists the sinks that have a ledger, whether configured now or not.
+func Names(ctx context.Context, bus *stream.Bus) ([]string, error) {
+	buckets, err := bus.Buckets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledgers: %w", err)
+	}
+	var out []string
+	for _, name := range buckets {
+		if sink, ok := strings.CutPrefix(name, bucketPrefix); ok {
+			out = append(out, sink)
+		}
+	}
+	return out, nil
 }
 
 // Get reads key; ok is false when it has no entry.
 func (l *Ledger) Get(ctx context.Context, key string) (value []byte, rev uint64, ok bool, err error) {
 	var e jetstream.KeyValueEntry
-	err = l.b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+	err = l.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
 		e, err = l.kv.Get(ctx, key)
 		return err
 	})
@@ -62,7 +68,7 @@ func (l *Ledger) Get(ctx context.Context, key string) (value []byte, rev uint64,
 }
 
 // Put writes key only if its revision is still rev (0: only if it has no
-// entry), and returns the new revision; ErrLedgerConflict otherwise.
+// entry), and returns the new revision; ErrConflict otherwise.
 func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
 	var (
 		n   uint64
@@ -71,7 +77,7 @@ func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) 
 	// A conditional write is repeatable: when a first attempt was stored
 	// but its answer lost, the retry is a conflict, and the caller reads
 	// the entry again and finds its own write.
-	err = l.b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+	err = l.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
 		if rev == 0 {
 			n, err = l.kv.Create(ctx, key, value)
 		} else {
@@ -79,8 +85,8 @@ func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) 
 		}
 		return err
 	})
-	if errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err) {
-		return 0, fmt.Errorf("ledger %s: %w", key, ErrLedgerConflict)
+	if errors.Is(err, jetstream.ErrKeyExists) || stream.IsWrongLastSeq(err) {
+		return 0, fmt.Errorf("ledger %s: %w", key, ErrConflict)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ledger %s: %w", key, err)
@@ -92,7 +98,7 @@ func (l *Ledger) Put(ctx context.Context, key string, value []byte, rev uint64) 
 // Starting the read rides through a leader election of the bucket.
 func (l *Ledger) All(ctx context.Context, fn func(key string, value []byte, rev uint64)) error {
 	var w jetstream.KeyWatcher
-	err := l.b.retry(ctx, "", true, func(ctx context.Context) (err error) {
+	err := l.bus.Retry(ctx, true, func(ctx context.Context) (err error) {
 		// Not under the attempt's deadline: the watch outlives the call.
 		w, err = l.kv.WatchAll(context.WithoutCancel(ctx), jetstream.IgnoreDeletes())
 		return err
