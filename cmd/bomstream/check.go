@@ -25,6 +25,9 @@ func checkCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [--repair]",
 		Short: "Verify the streams, consumers and sink ledgers; with --repair, rebuild what CHANGES can",
+		Example: `  bomstream check
+  bomstream check --repair
+  bomstream check --nats-url nats://nats:4222`,
 		Long: `check reads the store and holds its parts against each other: the sequences
 CHANGES and BOMS lost, every handled change's outcome on BOMS, where the
 consumers stand, and each sink's ledger. It prints what it found with the

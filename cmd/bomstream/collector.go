@@ -88,6 +88,9 @@ func collectorCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "collector --cluster NAME",
 		Short: "Run the cluster collector: watch Kubernetes, publish workload changes to CHANGES",
+		Example: `  bomstream collector --cluster prod-eu --nats-url nats://nats:4222
+  bomstream collector --cluster dev --kubeconfig ~/.kube/config --context kind-dev
+  bomstream collector --cluster prod-eu --config /etc/bomstream/config.yaml`,
 		Long: `collector watches one Kubernetes cluster (in-cluster, or --kubeconfig /
 KUBECONFIG with --context) and publishes a WorkloadChange to CHANGES whenever
 a workload's inputs change, a tombstone when it is deleted. Several replicas

@@ -139,6 +139,9 @@ func runCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the whole pipeline in one process (embedded JetStream by default)",
+		Example: `  bomstream run --manifests deploy/ --once
+  bomstream run --kubeconfig ~/.kube/config --api-listen 127.0.0.1:8080
+  bomstream run --in-cluster --config /etc/bomstream/config.yaml`,
 		Long: `run starts the collector source, the transformer and the sinks in one process.
 With no flags it keeps its JetStream store in ./bomstream-data and writes BOMs
 as files under ./boms.

@@ -25,6 +25,9 @@ func dlqCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "List, show and retry what the stages gave up on (the dead-letter stream)",
+		Example: `  bomstream dlq list
+  bomstream dlq show 42
+  bomstream dlq retry --sink gcs`,
 	}
 	cmd.AddCommand(dlqListCmd(e), dlqShowCmd(e), dlqRetryCmd(e))
 	return cmd
@@ -46,7 +49,10 @@ func dlqListCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--sink NAME | --stage STAGE]",
 		Short: "List dead letters: id, when, which stage, which workload, why",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream dlq list
+  bomstream dlq list --sink gcs
+  bomstream dlq list --stage transformer`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if sink != "" && stage != "" {
 				return errors.New("--sink and --stage: give at most one")
@@ -108,7 +114,9 @@ func dlqShowCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print one dead letter: where it came from, why, its headers and its message",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream dlq show 42
+  bomstream dlq show 42 --nats-url nats://nats:4222`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := strconv.ParseUint(args[0], 10, 64)
 			if err != nil {
@@ -163,6 +171,9 @@ func dlqRetryCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry [--sink NAME | --stage STAGE] [ID...]",
 		Short: "Put dead letters back through their stage; each leaves the dead-letter stream only when its retry succeeds",
+		Example: `  bomstream dlq retry 42 43
+  bomstream dlq retry --sink gcs
+  bomstream dlq retry --stage transformer`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var req retryRequest
 			for _, a := range args {

@@ -28,6 +28,9 @@ func findCmd(e *env, hooks ...findHook) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "find [--model ID|GLOB] [--runtime 'vllm<0.8.5'] [--digest D] [--image REF] ...",
 		Short: "Find workloads across the inventory: by model, runtime version range, image, digest, namespace, time",
+		Example: `  bomstream find --model 'meta-llama/*'
+  bomstream find --runtime 'vllm<0.8.5' -o json
+  bomstream find --findings --namespace ml`,
 		Long: `find loads the inventory from the BOMS stream (the local data directory, through
 the running process when one holds it, or --nats-url) and lists the workloads
 the filters select. Filters of different flags combine (all must hold); a

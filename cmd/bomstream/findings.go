@@ -26,6 +26,9 @@ func findingsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "findings",
 		Short: "Policy findings raised on the AI-BOMs: list them, re-evaluate BOMS, print the default rules",
+		Example: `  bomstream findings list
+  bomstream findings replay
+  bomstream findings rules > findings-rules.yaml`,
 	}
 	cmd.AddCommand(findingsListCmd(e), findingsReplayCmd(e), findingsRulesCmd())
 	return cmd
@@ -40,7 +43,10 @@ func findingsListCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--rule ID] [--severity S] [--namespace NS] [--cluster C] [--state open|resolved|all]",
 		Short: "List the findings in their current state (open ones by default)",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream findings list
+  bomstream findings list --severity high -o json
+  bomstream findings list --state all --namespace ml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" && output != "csv" {
 				return fmt.Errorf("--output %q: not table, json or csv", output)
@@ -122,7 +128,10 @@ func findingsReplayCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [--from-seq N]",
 		Short: "Evaluate the BOMS stream again against the rules; findings already recorded are not written twice",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream findings replay
+  bomstream findings replay --from-seq 1000
+  bomstream findings replay --nats-url nats://nats:4222`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, nil)
 			if err != nil {
@@ -149,9 +158,10 @@ func findingsReplayCmd(e *env) *cobra.Command {
 
 func findingsRulesCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "rules",
-		Short: "Print the default rules file, to copy and edit",
-		Args:  cobra.NoArgs,
+		Use:     "rules",
+		Short:   "Print the default rules file, to copy and edit",
+		Example: `  bomstream findings rules > findings-rules.yaml`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := cmd.OutOrStdout().Write(findings.DefaultRulesYAML())
 			return err

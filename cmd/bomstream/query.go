@@ -87,7 +87,9 @@ func historyCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history NAMESPACE/KIND/NAME",
 		Short: "List every BOM version of a workload: when, inputHash, bomHash, runtime, models",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream history ml/Deployment/chat
+  bomstream history ml/Deployment/chat --nats-url nats://nats:4222`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withHistory(cmd, e, &c, args[0], func(w schemas.Workload, vs []bomVersion) error {
 				return printHistory(cmd.OutOrStdout(), w, vs)
@@ -139,7 +141,10 @@ func getCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get [--at TIME] NAMESPACE/KIND/NAME",
 		Short: "Print the BOM a workload had at a point in time (default: now)",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream get ml/Deployment/chat
+  bomstream get --at 72h ml/Deployment/chat
+  bomstream get --at 2026-11-01T12:00:00Z ml/Deployment/chat`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var when time.Time // zero: the current version
 			if at != "" {

@@ -30,6 +30,9 @@ func renderCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "render -f FILE|DIR [-o DIR]",
 		Short: "Render AI-BOMs from manifests, with no cluster and no stream",
+		Example: `  bomstream render -f deploy/vllm.yaml
+  bomstream render -f manifests/ -o boms/
+  bomstream render -f manifests/ --rules my-rules.yaml --profiles my-profiles.yaml`,
 		Long: `render reads Kubernetes manifests (multi-document YAML, kind: List, JSON,
 directories recursively) and renders a CycloneDX 1.6 AI-BOM for every
 model-serving workload, exactly as the pipeline would.

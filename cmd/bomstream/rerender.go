@@ -27,6 +27,9 @@ func rerenderCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rerender [--dry-run]",
 		Short: "Render every workload's current state again; publish a new BOM version only where the content changes",
+		Example: `  bomstream rerender --dry-run
+  bomstream rerender
+  bomstream rerender --nats-url nats://nats:4222`,
 		Long: `rerender renders the last change of every workload with the current
 transformer and rules, compares the content with the workload's current BOM
 (bomstream's own version in metadata.tools and the serial number are not

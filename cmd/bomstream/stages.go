@@ -23,7 +23,10 @@ func transformerCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "transformer",
 		Short: "Run the transformer stage: render CHANGES into BOMS",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream transformer --nats-url nats://nats:4222
+  bomstream transformer --nats-url nats://nats:4222 --nats-creds bomstream.creds
+  bomstream transformer --config /etc/bomstream/config.yaml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, nil)
 			if err != nil {
@@ -48,7 +51,10 @@ func sinkCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sink [--name NAME]...",
 		Short: "Run sink stages: export BOMS to the configured sinks",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream sink --nats-url nats://nats:4222
+  bomstream sink --name gcs --name dtrack
+  bomstream sink --dry-run`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, nil)
 			if err != nil {
@@ -85,7 +91,10 @@ func replayCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay --sink NAME [--since TIME | --from-seq N]",
 		Short: "Backfill one sink by replaying the BOMS stream",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream replay --sink gcs --since 24h
+  bomstream replay --sink dtrack --from-seq 1
+  bomstream replay --sink gcs --ignore-ledger`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, nil)
 			if err != nil {
@@ -185,7 +194,9 @@ func sinkCheckCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check NAME",
 		Short: "Check once that a configured sink can reach its store with the permissions it needs",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream sink check gcs
+  bomstream sink check dtrack --config /etc/bomstream/config.yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := c.load(cmd, e.getenv, nil)
 			if err != nil {

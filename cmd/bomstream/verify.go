@@ -38,6 +38,9 @@ func verifyCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify IMAGE | --file BOM",
 		Short: "Verify the signed AI-BOM attestations of an image (or of a BOM file) and print what they say",
+		Example: `  bomstream verify --key cosign.pub registry.example.com/ml/chat:1.2
+  bomstream verify --certificate-identity system:serviceaccount:bomstream:bomstream --certificate-oidc-issuer https://kubernetes.default.svc --trusted-root trusted_root.json registry.example.com/ml/chat:1.2
+  bomstream verify --key cosign.pub --file boms/ml_Deployment_chat.cdx.json`,
 		Long: `verify finds the Sigstore attestations attached to IMAGE (a tag or a digest;
 referrers API or referrers tag schema), bomstream's and cosign's, and verifies
 each against a public key (--key) or a certificate identity and OIDC issuer

@@ -27,6 +27,9 @@ func webCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "web [--api-listen 127.0.0.1:8080]",
 		Short: "Serve the inventory as web pages: workloads, timelines, diffs, findings, fleet charts (read-only)",
+		Example: `  bomstream web
+  bomstream web --api-listen 127.0.0.1:9000
+  bomstream web --nats-url nats://nats:4222 --api-listen :8080 --api-token-file token`,
 		Long: `web loads the inventory from the BOMS stream (the local data directory,
 through the running process when one holds it, or --nats-url) and serves it
 as pages, beside the JSON API: the inventory with find's filters, each
