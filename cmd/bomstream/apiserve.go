@@ -11,12 +11,13 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/process"
 )
 
 // apiHook adds routes (s.Handle) or query fields (s.Extend) to the
 // inventory API of a process, before it serves; p is the process's
 // pipeline. Policy findings add /api/v1/findings this way (env.apiHooks).
-type apiHook func(ctx context.Context, s *api.Server, p *pipeline) error
+type apiHook func(ctx context.Context, s *api.Server, p *process.Pipeline) error
 
 // apiFlag names the flags of the API and where each goes in api.Config.
 var apiFlags = []struct {
@@ -54,9 +55,9 @@ func apiConfig(cmd *cobra.Command, cfg api.Config) api.Config {
 // configured: it loads the index from BOMS, keeps it current, and serves
 // until ctx ends. stop waits for the end. A process that works through the
 // data directory's owner serves none.
-func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st stages, log *zap.Logger) (stop func() error, err error) {
-	cfg := apiConfig(cmd, p.cfg.API)
-	if !st.api || cfg.Listen == "" {
+func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *process.Pipeline, st process.Parts, log *zap.Logger) (stop func() error, err error) {
+	cfg := apiConfig(cmd, p.Config().API)
+	if !st.API || cfg.Listen == "" {
 		return func() error { return nil }, nil
 	}
 	ln, err := api.Listen(cfg)
@@ -65,21 +66,21 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 	}
 	ix := inventory.New()
 	start := time.Now()
-	if _, err := ix.Load(ctx, p.bus); err != nil {
+	if _, err := ix.Load(ctx, p.Bus()); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
 	log = log.With(zap.String("stage", "api"))
 	log.Info("inventory loaded", zap.Int("workloads", ix.Stats().Workloads), zap.Duration("took", time.Since(start)))
-	p.findingsIx = findings.NewIndex()
+	p.FindingsIndex = findings.NewIndex()
 	go func() {
 		warn := func(err error) { log.Warn("findings not current", zap.Error(err)) }
-		if err := p.findingsIx.Load(ctx, p.bus); err != nil && ctx.Err() == nil {
+		if err := p.FindingsIndex.Load(ctx, p.Bus()); err != nil && ctx.Err() == nil {
 			warn(err)
 		}
-		p.findingsIx.Follow(ctx, p.bus, time.Second, warn)
+		p.FindingsIndex.Follow(ctx, p.Bus(), time.Second, warn)
 	}()
-	srv, err := api.New(cfg, ix, p.bus)
+	srv, err := api.New(cfg, ix, p.Bus())
 	if err == nil {
 		for _, h := range append([]apiHook{findingsAPIHook, webAPIHook(ix)}, e.apiHooks...) {
 			if err = h(ctx, srv, p); err != nil {
@@ -92,7 +93,7 @@ func startAPI(ctx context.Context, cmd *cobra.Command, e *env, p *pipeline, st s
 		return nil, fmt.Errorf("inventory api: %w", err)
 	}
 	done := make(chan error, 1)
-	go ix.Follow(ctx, p.bus, time.Second, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
+	go ix.Follow(ctx, p.Bus(), time.Second, func(err error) { log.Warn("inventory not current", zap.Error(err)) })
 	go func() { done <- srv.Serve(ctx, ln) }()
 	log.Info("inventory api listening", zap.String("addr", ln.Addr().String()))
 	if e.apiAddr != nil {

@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/bomstream/bomstream/process"
 )
 
-// loadWith parses args like a pipeline command and returns the Config that
+// loadWith parses args like a pipeline command and returns the process.Config that
 // common.load builds from the file, vars and flags.
-func loadWith(t *testing.T, vars map[string]string, args ...string) (Config, error) {
+func loadWith(t *testing.T, vars map[string]string, args ...string) (process.Config, error) {
 	t.Helper()
 	var (
 		c   common
-		cfg Config
+		cfg process.Config
 		err error
 	)
 	cmd := &cobra.Command{Use: "x", SilenceUsage: true, SilenceErrors: true, RunE: func(cmd *cobra.Command, _ []string) error {
@@ -231,7 +233,7 @@ func TestConfigRulesOverrideArguments(t *testing.T) {
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")
 	writeFile(t, rules, "runtimes: []\nmodels:\n  flags: [--my-model]\nkeepValues: [--my-port]\n")
-	cfg := defaultConfig()
+	cfg := process.DefaultConfig()
 	cfg.Transformer.RulesFile = rules
 	err := cfg.Validate(nil)
 	if err == nil || !strings.Contains(err.Error(), "collector.argAllow") || !strings.Contains(err.Error(), "--my-model, --my-port") {

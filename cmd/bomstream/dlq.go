@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
-	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // dlqCmd is the dead-letter workflow: list, show and retry what a stage
@@ -62,14 +60,14 @@ func dlqListCmd(e *env) *cobra.Command {
 				return err
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tDEAD-LETTERED\tSTAGE\tWORKLOAD\tCHANGE\tREASON")
 				n := 0
-				err := p.bus.DeadLetters(ctx, stageOf(sink, stage), func(d stream.DeadLetter) error {
+				err := p.Bus().DeadLetters(ctx, stageOf(sink, stage), func(d stream.DeadLetter) error {
 					n++
-					w, change := deadLetterSubject(d)
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, oneLine(d.Reason, 160))
+					w, change := process.DeadLetterSubject(d)
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, process.OneLine(d.Reason, 160))
 					return nil
 				})
 				_ = tw.Flush()
@@ -82,31 +80,6 @@ func dlqListCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&sink, "sink", "", "only this sink's dead letters")
 	cmd.Flags().StringVar(&stage, "stage", "", "only this stage's dead letters (transformer, sink.NAME)")
 	return cmd
-}
-
-// deadLetterSubject names the workload and the change of a dead letter, as
-// far as its message says.
-func deadLetterSubject(d stream.DeadLetter) (workload, change string) {
-	if d.Stream == schemas.StreamBOMs {
-		if m, _ := schemas.DecodeBOMMessage("", d.Header, d.Data); m.Workload.Name != "" {
-			return m.Workload.Key(), strconv.FormatUint(m.ChangeSeq, 10)
-		}
-	}
-	if d.Stream == schemas.StreamChanges {
-		if ev, err := stream.DecodeChange(d.Data); err == nil && ev.Data.Workload.Name != "" {
-			return ev.Data.Workload.Key(), strconv.FormatUint(d.Seq, 10)
-		}
-		return d.Subject, strconv.FormatUint(d.Seq, 10)
-	}
-	return d.Subject, "-"
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-3] + "..."
-	}
-	return s
 }
 
 func dlqShowCmd(e *env) *cobra.Command {
@@ -127,8 +100,8 @@ func dlqShowCmd(e *env) *cobra.Command {
 				return err
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				d, err := p.bus.GetDeadLetter(ctx, id)
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+				d, err := p.Bus().GetDeadLetter(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -142,7 +115,7 @@ func dlqShowCmd(e *env) *cobra.Command {
 }
 
 func printDeadLetter(out io.Writer, d stream.DeadLetter) {
-	w, change := deadLetterSubject(d)
+	w, change := process.DeadLetterSubject(d)
 	fmt.Fprintf(out, "dead letter %d\n", d.ID)
 	for _, kv := range [][2]string{
 		{"stage", d.Stage}, {"dead-lettered", stamp(d.Time)}, {"workload", w}, {"change", change},
@@ -175,7 +148,7 @@ func dlqRetryCmd(e *env) *cobra.Command {
   bomstream dlq retry --sink gcs
   bomstream dlq retry --stage transformer`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var req retryRequest
+			var req process.RetryRequest
 			for _, a := range args {
 				id, err := strconv.ParseUint(a, 10, 64)
 				if err != nil {
@@ -198,23 +171,11 @@ func dlqRetryCmd(e *env) *cobra.Command {
 			// Without an owner, this process builds the stages the dead
 			// letters need: the transformer, and the sinks (all: an id may
 			// belong to any).
-			st := stages{attach: true, transformer: true, sinks: []string{"*"}, findings: true}
-			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
-				var res retryResult
-				if p.bus.ViaOwner() {
-					body, _ := json.Marshal(req)
-					raw, err := p.bus.Control().Call(ctx, "dlq-retry", body, func(line []byte) { fmt.Fprintln(out, string(line)) })
-					if err != nil {
-						return fmt.Errorf("dlq retry through the process that owns the data directory: %w", err)
-					}
-					if err := json.Unmarshal(raw, &res); err != nil {
-						return fmt.Errorf("dlq retry: %w", err)
-					}
-				} else {
-					var err error
-					if res, err = p.retryDeadLetters(ctx, req, func(line string) { fmt.Fprintln(out, line) }); err != nil {
-						return err
-					}
+			st := process.Parts{Attach: true, Transformer: true, Sinks: []string{"*"}, Findings: true}
+			return withProcess(cmd, e, cfg, st, func(ctx context.Context, p *process.Pipeline) error {
+				res, err := process.Redrive(ctx, p, req, func(line string) { fmt.Fprintln(out, line) })
+				if err != nil {
+					return err
 				}
 				fmt.Fprintf(out, "%d retried and removed, %d still failing\n", res.Done, res.Failed)
 				if res.Failed > 0 {
@@ -228,76 +189,4 @@ func dlqRetryCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&sink, "sink", "", "retry this sink's dead letters")
 	cmd.Flags().StringVar(&stage, "stage", "", "retry this stage's dead letters (transformer, sink.NAME)")
 	return cmd
-}
-
-// retryResult counts what a retry did.
-type retryResult struct {
-	Done, Failed int
-}
-
-// retryDeadLetters puts the dead letters req names back through their
-// stage in this process, oldest first; each one that goes through is removed.
-func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, report func(string)) (retryResult, error) {
-	var todo []stream.DeadLetter
-	ids := map[uint64]bool{}
-	for _, id := range req.IDs {
-		ids[id] = true
-	}
-	stagesWanted := map[string]bool{}
-	for _, s := range req.Stages {
-		stagesWanted[s] = true
-	}
-	if err := p.bus.DeadLetters(ctx, "", func(d stream.DeadLetter) error {
-		if ids[d.ID] || stagesWanted[d.Stage] {
-			todo = append(todo, d)
-			delete(ids, d.ID)
-		}
-		return nil
-	}); err != nil {
-		return retryResult{}, err
-	}
-	var res retryResult
-	for id := range ids {
-		report(fmt.Sprintf("dead letter %d: %v", id, stream.ErrNoDeadLetter))
-		res.Failed++
-	}
-	for _, d := range todo {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		out, err := p.retryOne(rctx, d)
-		cancel()
-		w, _ := deadLetterSubject(d)
-		switch {
-		case err != nil:
-			res.Failed++
-			report(fmt.Sprintf("dead letter %d (%s, %s): not retried: %s", d.ID, d.Stage, w, oneLine(err.Error(), 300)))
-		case !out.Done:
-			res.Failed++
-			report(fmt.Sprintf("dead letter %d (%s, %s): still failing, now dead letter %d: %s", d.ID, d.Stage, w, out.ID, oneLine(out.Reason, 300)))
-		default:
-			res.Done++
-			report(fmt.Sprintf("dead letter %d (%s, %s): done", d.ID, d.Stage, w))
-		}
-	}
-	return res, nil
-}
-
-// retryOne redrives one dead letter through the engine of its stage.
-func (p *pipeline) retryOne(ctx context.Context, d stream.DeadLetter) (engine.Redriven, error) {
-	if d.Stage == schemas.StageTransformer {
-		if p.svc == nil {
-			return engine.Redriven{}, errors.New("the transformer does not run in this process")
-		}
-		return p.svc.Retry(ctx, d)
-	}
-	if d.Stage == schemas.StageFindings && p.findings != nil {
-		return p.findings.Retry(ctx, d)
-	}
-	if name, ok := schemas.SinkOfStage(d.Stage); ok {
-		s := p.sink(name)
-		if s == nil {
-			return engine.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", name, p.sinkList())
-		}
-		return s.runner.Retry(ctx, d)
-	}
-	return engine.Redriven{}, fmt.Errorf("no stage %q here", d.Stage)
 }

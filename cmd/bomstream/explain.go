@@ -14,6 +14,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -89,7 +90,7 @@ func explainFiles(path, cluster, rules, profiles string, w explainWriter, stderr
 	if err != nil {
 		return err
 	}
-	r, err := transformer.NewRenderer(transformer.Config{Version: version(), RulesFile: rules})
+	r, err := transformer.NewRenderer(transformer.Config{Version: process.Version(), RulesFile: rules})
 	if err != nil {
 		return err
 	}
@@ -126,16 +127,16 @@ func explainStored(cmd *cobra.Command, e *env, c *common, key string, w explainW
 		return err
 	}
 	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-	r, err := transformer.NewRenderer(cfg.rendererConfig())
+	r, err := transformer.NewRenderer(process.RendererConfig(cfg))
 	if err != nil {
 		return err
 	}
-	return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-		wl, err := findWorkload(ctx, p.bus, cfg.Cluster, key)
+	return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+		wl, err := findWorkload(ctx, p.Bus(), cfg.Cluster, key)
 		if err != nil {
 			return err
 		}
-		ev, _, ok, err := p.bus.LastChange(ctx, wl)
+		ev, _, ok, err := p.Bus().LastChange(ctx, wl)
 		switch {
 		case err != nil:
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/filters"
 	"github.com/bomstream/bomstream/inventory/report"
+	"github.com/bomstream/bomstream/process"
 )
 
 // findHook lets another part of the CLI add flags to find and set up its
@@ -17,7 +18,7 @@ import (
 // called with the open pipeline and the parsed query.
 type findHook struct {
 	bind  func(f *pflag.FlagSet)
-	apply func(ctx context.Context, p *pipeline, q *inventory.Query) error
+	apply func(ctx context.Context, p *process.Pipeline, q *inventory.Query) error
 }
 
 func findCmd(e *env, hooks ...findHook) *cobra.Command {
@@ -46,21 +47,21 @@ bare name (--runtime vllm).`,
 			if err != nil {
 				return err
 			}
-			cfg, err := c.load(cmd, e.getenv, func(cfg *Config) {
+			cfg, err := c.load(cmd, e.getenv, func(cfg *process.Config) {
 				cfg.Cluster = "default" // --cluster is a filter here; the process's own name is unused
 			})
 			if err != nil {
 				return err
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				for _, h := range hooks {
 					if err := h.apply(ctx, p, &q); err != nil {
 						return err
 					}
 				}
 				ix := inventory.New()
-				if _, err := ix.Load(ctx, p.bus); err != nil {
+				if _, err := ix.Load(ctx, p.Bus()); err != nil {
 					return err
 				}
 				return report.Entries(cmd.OutOrStdout(), ff.Output, ix.Find(q))

@@ -16,6 +16,7 @@ import (
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/filters"
 	"github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -62,8 +63,8 @@ func findingsListCmd(e *env) *cobra.Command {
 				f.Cluster = cfg.Cluster // else every cluster
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				list, err := findings.List(ctx, p.bus, f)
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+				list, err := findings.List(ctx, p.Bus(), f)
 				if err != nil {
 					return err
 				}
@@ -140,11 +141,11 @@ func findingsReplayCmd(e *env) *cobra.Command {
 			if cfg.Findings.Disabled {
 				return errors.New("findings replay: findings.disabled is set")
 			}
-			return process(cmd, e, cfg, stages{attach: true, findings: true}, func(ctx context.Context, p *pipeline) error {
-				if p.findings == nil {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true, Findings: true}, func(ctx context.Context, p *process.Pipeline) error {
+				if p.Findings() == nil {
 					return errors.New("findings replay: the data directory's owner runs the findings stage; stop it, or give --nats-url")
 				}
-				n, err := p.findings.Replay(ctx, fromSeq)
+				n, err := p.Findings().Replay(ctx, fromSeq)
 				fmt.Fprintf(cmd.OutOrStdout(), "findings replay: %d evaluated, %d older versions skipped, %d opened, %d resolved\n",
 					n.Evaluated, n.Older, n.Opened, n.Resolved)
 				return err
@@ -174,9 +175,9 @@ func findingsRulesCmd() *cobra.Command {
 // paged (findings.Handler), from the process's findings index once it has
 // read FINDINGS; and the workloads' findings=true filter (find --findings
 // through the API).
-func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
-	s.Handle("GET /api/v1/findings", findings.Handler(p.bus, p.findingsIx))
-	s.FilterFindings(apiFindings{p.findingsIx, p.bus})
+func findingsAPIHook(_ context.Context, s *api.Server, p *process.Pipeline) error {
+	s.Handle("GET /api/v1/findings", findings.Handler(p.Bus(), p.FindingsIndex))
+	s.FilterFindings(apiFindings{p.FindingsIndex, p.Bus()})
 	return nil
 }
 
@@ -204,11 +205,11 @@ func findingsFindHook() findHook {
 		bind: func(f *pflag.FlagSet) {
 			f.BoolVar(&on, "findings", false, filters.FindingsUsage)
 		},
-		apply: func(ctx context.Context, p *pipeline, q *inventory.Query) error {
+		apply: func(ctx context.Context, p *process.Pipeline, q *inventory.Query) error {
 			if !on {
 				return nil
 			}
-			open, err := findings.List(ctx, p.bus, findings.Filter{})
+			open, err := findings.List(ctx, p.Bus(), findings.Filter{})
 			if err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/report"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 )
@@ -69,12 +70,12 @@ func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(sche
 		return err
 	}
 	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-	return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-		w, err := findWorkload(ctx, p.bus, cfg.Cluster, key)
+	return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+		w, err := findWorkload(ctx, p.Bus(), cfg.Cluster, key)
 		if err != nil {
 			return err
 		}
-		vs, err := history(ctx, p.bus, w)
+		vs, err := history(ctx, p.Bus(), w)
 		if err != nil {
 			return err
 		}

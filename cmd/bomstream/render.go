@@ -13,6 +13,7 @@ import (
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/collector/manifest"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/transformer"
 )
 
@@ -72,7 +73,7 @@ func render(o renderOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := transformer.NewRenderer(transformer.Config{Version: version(), RulesFile: o.rules})
+	r, err := transformer.NewRenderer(transformer.Config{Version: process.Version(), RulesFile: o.rules})
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func render(o renderOptions, stdout, stderr io.Writer) error {
 
 // summaryLine is "vllm@0.8.5 (declared)  models: a, b  roles: leader, worker".
 func summaryLine(s transformer.Summary) string {
-	line := runtimesText(s)
+	line := process.RuntimesText(s)
 	if len(s.Models) > 0 {
 		line += "  models: " + strings.Join(s.Models, ", ")
 	}
@@ -146,22 +147,6 @@ func summaryLine(s transformer.Summary) string {
 		line += "  roles: " + strings.Join(s.Roles, ", ")
 	}
 	return line
-}
-
-// runtimesText is "vllm@0.8.5 (declared), nim (inferred)", or "no runtime".
-func runtimesText(s transformer.Summary) string {
-	var rts []string
-	for _, rt := range s.Runtimes {
-		v := rt.Name
-		if rt.Version != "" {
-			v += "@" + rt.Version
-		}
-		rts = append(rts, v+" ("+rt.Confidence+")")
-	}
-	if len(rts) == 0 {
-		return "no runtime"
-	}
-	return strings.Join(rts, ", ")
 }
 
 func safe(s string) string {

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/sinks"
 )
 
@@ -53,15 +53,6 @@ func newRoot(e *env) *cobra.Command {
 	return root
 }
 
-// version is the module version stamped by the Go toolchain, or "dev" for a
-// build from a work tree.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
@@ -69,7 +60,7 @@ func versionCmd() *cobra.Command {
 		Example: `  bomstream version`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), "bomstream "+version()+"\n")
+			_, err := io.WriteString(cmd.OutOrStdout(), "bomstream "+process.Version()+"\n")
 			return err
 		},
 	}

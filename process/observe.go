@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"context"
@@ -40,7 +40,8 @@ func (c LogConfig) Validate() error {
 	return nil
 }
 
-func newLogger(c LogConfig, sink zapcore.WriteSyncer) *zap.Logger {
+// NewLogger is the logger c asks for, writing to sink.
+func NewLogger(c LogConfig, sink zapcore.WriteSyncer) *zap.Logger {
 	level := zapcore.InfoLevel
 	if c.Level != "" {
 		level, _ = zapcore.ParseLevel(c.Level)
