@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bomstream/bomstream/collector"
-	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -42,12 +36,12 @@ data directory (like history), or over --nats-url.`,
   bomstream explain -o json manifests/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := explainWriter{out: cmd.OutOrStdout(), json: outFmt == "json"}
+			w := process.ExplainWriter{Out: cmd.OutOrStdout(), JSON: outFmt == "json"}
 			if outFmt != "text" && outFmt != "json" {
 				return fmt.Errorf("explain -o: %q is not text or json", outFmt)
 			}
 			if _, err := os.Stat(args[0]); err == nil {
-				return explainFiles(args[0], c.cluster, rules, profiles, w, cmd.ErrOrStderr())
+				return process.ExplainFiles(args[0], c.cluster, rules, profiles, w, cmd.ErrOrStderr())
 			}
 			if strings.Count(args[0], "/") != 2 {
 				return fmt.Errorf("explain %s: neither a file nor NAMESPACE/KIND/NAME", args[0])
@@ -63,65 +57,9 @@ data directory (like history), or over --nats-url.`,
 	return cmd
 }
 
-// explainWriter prints explanations as text or JSON lines.
-type explainWriter struct {
-	out  io.Writer
-	json bool
-}
-
-func (w explainWriter) write(x transformer.Explanation) error {
-	if !w.json {
-		return x.WriteText(w.out)
-	}
-	b, err := json.Marshal(x)
-	if err != nil {
-		return err
-	}
-	_, err = w.out.Write(append(b, '\n'))
-	return err
-}
-
-// explainFiles explains every workload of the manifests at path.
-func explainFiles(path, cluster, rules, profiles string, w explainWriter, stderr io.Writer) error {
-	if cluster == "" {
-		cluster = "default"
-	}
-	n, err := collector.NewNormalizer(collector.Config{Cluster: cluster, ProfilesFile: profiles})
-	if err != nil {
-		return err
-	}
-	r, err := transformer.NewRenderer(transformer.Config{Version: process.Version(), RulesFile: rules})
-	if err != nil {
-		return err
-	}
-	root := path
-	if fi, _ := os.Stat(path); !fi.IsDir() {
-		root = filepath.Dir(path)
-	}
-	loaded := files.Load(root, path, n)
-	for _, note := range loaded.Notes {
-		fmt.Fprintf(stderr, "note: %s\n", note)
-	}
-	errs := []error{loaded.Err}
-	for _, ev := range loaded.Events {
-		x, err := r.Explain(ev)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("explain %s: %w", ev.Subject, err))
-			continue
-		}
-		if err := w.write(x); err != nil {
-			return err
-		}
-	}
-	if len(loaded.Events) == 0 {
-		fmt.Fprintf(stderr, "no workload in %s\n", path)
-	}
-	return errors.Join(errs...)
-}
-
 // explainStored explains the last observed inputs of the workload named
 // key in the store.
-func explainStored(cmd *cobra.Command, e *env, c *common, key string, w explainWriter) error {
+func explainStored(cmd *cobra.Command, e *env, c *common, key string, w process.ExplainWriter) error {
 	cfg, err := c.load(cmd, e.getenv, nil)
 	if err != nil {
 		return err
@@ -143,12 +81,12 @@ func explainStored(cmd *cobra.Command, e *env, c *common, key string, w explainW
 		case !ok:
 			return fmt.Errorf("explain %s: no change of it is stored", key)
 		case ev.IsTombstone():
-			return w.write(transformer.Explanation{Workload: wl, Reason: transformer.SkipTombstone})
+			return w.Write(transformer.Explanation{Workload: wl, Reason: transformer.SkipTombstone})
 		}
 		x, err := r.Explain(ev)
 		if err != nil {
 			return fmt.Errorf("explain %s: %w", key, err)
 		}
-		return w.write(x)
+		return w.Write(x)
 	})
 }
