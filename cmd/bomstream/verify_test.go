@@ -18,8 +18,8 @@ import (
 
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/signing"
-	"github.com/bomstream/bomstream/signing/verify"
 	"github.com/bomstream/bomstream/signing/signingtest"
+	"github.com/bomstream/bomstream/signing/verify"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/gcs"
 	"github.com/bomstream/bomstream/sinks/gcs/gcstest"
