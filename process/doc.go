@@ -30,7 +30,8 @@
 // [Serve] is `bomstream run`: it checks the store, then runs the stages
 // with a cluster or a manifests directory as the source. With --once it
 // syncs once, waits until every consumer has drained, and prints a
-// summary. [RunCollector] is the collector alone, kept small.
+// summary. [RunCollector] is the collector alone, kept small. [Render]
+// and [ExplainFiles] read manifests with no stream at all.
 //
 // # The owner of a data directory
 //
