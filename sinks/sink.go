@@ -5,12 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // BOM is one document to export, as read from a BOMS message.
@@ -153,29 +153,15 @@ type Check struct {
 // from elsewhere in that shape, as a signer's does.
 func NewCheck(what string, err error) Check { return Check{Name: what, Err: err} }
 
-// permanentError marks an error that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
-
-// Permanent tells the consume engine (engine.IsPermanent) not to retry.
-func (e *permanentError) Permanent() bool { return true }
-
 // Permanent marks err as not worth retrying: the runner sends the message to
-// the dead-letter stream at once. Permanent(nil) is nil.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &permanentError{err: err}
-}
+// the dead-letter stream at once. Permanent(nil) is nil. It is
+// [engine.Permanent], the one marker of the whole product: IsPermanent and
+// [engine.IsPermanent] agree on every error, whichever package marked it.
+func Permanent(err error) error { return engine.Permanent(err) }
 
-// IsPermanent reports whether err, or any error it wraps, was marked by Permanent.
-func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
-}
+// IsPermanent reports whether err, or any error it wraps, was marked by
+// Permanent (or [engine.Permanent], the same marker).
+func IsPermanent(err error) bool { return engine.IsPermanent(err) }
 
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`)
 

@@ -60,6 +60,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/file"
@@ -163,7 +164,7 @@ func benchPipelineRate(b *testing.B, events []schemas.WorkloadChange, publishers
 	var wg sync.WaitGroup
 	errs := make(chan error, publishers)
 	per := (len(events) + publishers - 1) / publishers
-	changes := changelog.New(bp.p.bus)
+	changes := changelog.New(bp.p.Bus())
 	for p := range publishers {
 		lo, hi := min(p*per, len(events)), min((p+1)*per, len(events))
 		wg.Add(1)
@@ -254,7 +255,7 @@ func BenchmarkLatency(b *testing.B) {
 			for range b.N {
 				bp := benchStartPipeline(b, v.fsync, len(warm)+len(events))
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-				changes := changelog.New(bp.p.bus)
+				changes := changelog.New(bp.p.Bus())
 				// Warm up: consumers created, first files and directories made.
 				for _, ev := range warm {
 					if _, _, err := changes.PublishChange(ctx, ev); err != nil {
@@ -408,7 +409,7 @@ func benchFillBOMs(b *testing.B, bus *stream.Bus, events []schemas.WorkloadChang
 
 // benchPipeline is a running pipeline with a recording file sink.
 type benchPipeline struct {
-	p    *pipeline
+	p    *process.Pipeline
 	rec  *benchRecorder
 	stop func(b *testing.B)
 }
@@ -434,32 +435,32 @@ func benchStartPipeline(b *testing.B, fsync bool, want int) *benchPipeline {
 			return rec, nil
 		},
 	}
-	cfg := defaultConfig()
+	cfg := process.DefaultConfig()
 	cfg.Cluster = benchCluster
 	cfg.Stream.DataDir = filepath.Join(dir, "data")
-	cfg.Sinks = []SinkConfig{{Name: "bench", Type: "benchfile", Config: map[string]any{
+	cfg.Sinks = []process.SinkConfig{{Name: "bench", Type: "benchfile", Config: map[string]any{
 		"dir": filepath.Join(dir, "boms"), "fsync": fsync,
 	}}}
-	p, err := newPipeline(context.Background(), cfg, stages{transformer: true, sinks: []string{"*"}}, reg, nil, benchLogger(), newObserver())
+	p, err := process.New(context.Background(), cfg, process.Parts{Transformer: true, Sinks: []string{"*"}}, process.Env{Sinks: reg}, benchLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- p.run(ctx) }()
+	go func() { done <- p.Run(ctx) }()
 	return &benchPipeline{p: p, rec: rec, stop: func(b *testing.B) {
 		cancel()
 		if err := <-done; err != nil {
 			b.Error(err)
 		}
-		p.close()
+		p.Close()
 	}}
 }
 
 // retries counts the transformer's and the sink's retries so far; it fails
 // the benchmark when anything was dead-lettered.
 func (bp *benchPipeline) retries(b *testing.B) float64 {
-	mfs, err := bp.p.obs.reg.Gather()
+	mfs, err := bp.p.Metrics().Gather()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -486,12 +487,12 @@ func (bp *benchPipeline) retries(b *testing.B) float64 {
 		b.Fatalf("%v messages dead-lettered", dlq)
 	}
 	// A BOM the sink sees again (a redelivery) counts as a retry too.
-	dups := float64(bp.p.sinks[0].runner.Stats().SkippedDuplicate)
+	dups := float64(bp.p.SinkStats("bench").SkippedDuplicate)
 	return sum["bomstream_stage_retries_total"] + sum["bomstream_stage_redeliveries_total"] + dups
 }
 
 func benchLogger() *zap.Logger {
-	return newLogger(LogConfig{}, zapcore.AddSync(io.Discard))
+	return process.NewLogger(process.LogConfig{}, zapcore.AddSync(io.Discard))
 }
 
 func benchFsync(on bool) *bool { return &on }

@@ -11,15 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bomstream/bomstream/inventory/api"
+	"github.com/bomstream/bomstream/process"
 )
 
-// loadWith parses args like a pipeline command and returns the Config that
+// loadWith parses args like a pipeline command and returns the process.Config that
 // common.load builds from the file, vars and flags.
-func loadWith(t *testing.T, vars map[string]string, args ...string) (Config, error) {
+func loadWith(t *testing.T, vars map[string]string, args ...string) (process.Config, error) {
 	t.Helper()
 	var (
 		c   common
-		cfg Config
+		cfg process.Config
 		err error
 	)
 	cmd := &cobra.Command{Use: "x", SilenceUsage: true, SilenceErrors: true, RunE: func(cmd *cobra.Command, _ []string) error {
@@ -233,7 +234,7 @@ func TestConfigRulesOverrideArguments(t *testing.T) {
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules.yaml")
 	writeFile(t, rules, "runtimes: []\nmodels:\n  flags: [--my-model]\nkeepValues: [--my-port]\n")
-	cfg := defaultConfig()
+	cfg := process.DefaultConfig()
 	cfg.Transformer.RulesFile = rules
 	err := cfg.Validate(nil)
 	if err == nil || !strings.Contains(err.Error(), "collector.argAllow") || !strings.Contains(err.Error(), "--my-model, --my-port") {
@@ -307,7 +308,7 @@ sinks:
 func TestConfigEnvDerivedFromFlags(t *testing.T) {
 	var (
 		c   common
-		cfg Config
+		cfg process.Config
 		err error
 	)
 	load := func(vars map[string]string) api.Config {
@@ -328,34 +329,36 @@ func TestConfigEnvDerivedFromFlags(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "bomstream.yaml")
 	writeFile(t, file, "collector: {defaultNamespace: from-file}\n")
-	for flag, field := range map[string]func(Config) string{
-		"config":         func(c Config) string { return map[bool]string{true: file}[c.Collector.DefaultNamespace == "from-file"] },
-		"cluster":        func(c Config) string { return c.Cluster },
-		"nats-url":       func(c Config) string { return c.Stream.URL },
-		"nats-creds":     func(c Config) string { return c.Stream.CredsFile },
-		"data-dir":       func(c Config) string { return c.Stream.DataDir },
-		"nats-listen":    func(c Config) string { return c.Stream.Listen },
-		"http-listen":    func(c Config) string { return c.HTTP.Listen },
-		"log-level":      func(c Config) string { return c.Log.Level },
-		"log-format":     func(c Config) string { return c.Log.Format },
-		"api-listen":     func(c Config) string { return c.API.Listen },
-		"api-token-file": func(c Config) string { return c.API.TokenFile },
-		"api-client-ca":  func(c Config) string { return c.API.ClientCA },
+	for flag, field := range map[string]func(process.Config) string{
+		"config": func(c process.Config) string {
+			return map[bool]string{true: file}[c.Collector.DefaultNamespace == "from-file"]
+		},
+		"cluster":        func(c process.Config) string { return c.Cluster },
+		"nats-url":       func(c process.Config) string { return c.Stream.URL },
+		"nats-creds":     func(c process.Config) string { return c.Stream.CredsFile },
+		"data-dir":       func(c process.Config) string { return c.Stream.DataDir },
+		"nats-listen":    func(c process.Config) string { return c.Stream.Listen },
+		"http-listen":    func(c process.Config) string { return c.HTTP.Listen },
+		"log-level":      func(c process.Config) string { return c.Log.Level },
+		"log-format":     func(c process.Config) string { return c.Log.Format },
+		"api-listen":     func(c process.Config) string { return c.API.Listen },
+		"api-token-file": func(c process.Config) string { return c.API.TokenFile },
+		"api-client-ca":  func(c process.Config) string { return c.API.ClientCA },
 		// Settings without a flag.
-		"nats-nkey":            func(c Config) string { return c.Stream.NKeyFile },
-		"nats-user":            func(c Config) string { return c.Stream.User },
-		"nats-password":        func(c Config) string { return c.Stream.Password },
-		"nats-token":           func(c Config) string { return c.Stream.Token },
-		"nats-tls-ca":          func(c Config) string { return c.Stream.TLSCA },
-		"nats-tls-cert":        func(c Config) string { return c.Stream.TLSCert },
-		"nats-tls-key":         func(c Config) string { return c.Stream.TLSKey },
-		"nats-listen-token":    func(c Config) string { return c.Stream.ListenAuth.Token },
-		"nats-listen-user":     func(c Config) string { return c.Stream.ListenAuth.User },
-		"nats-listen-password": func(c Config) string { return c.Stream.ListenAuth.Password },
-		"rules":                func(c Config) string { return c.Transformer.RulesFile },
-		"profiles":             func(c Config) string { return c.Collector.ProfilesFile },
-		"findings-rules":       func(c Config) string { return c.Findings.RulesFile },
-		"stream-replicas":      func(c Config) string { return fmt.Sprint(c.Stream.Replicas) },
+		"nats-nkey":            func(c process.Config) string { return c.Stream.NKeyFile },
+		"nats-user":            func(c process.Config) string { return c.Stream.User },
+		"nats-password":        func(c process.Config) string { return c.Stream.Password },
+		"nats-token":           func(c process.Config) string { return c.Stream.Token },
+		"nats-tls-ca":          func(c process.Config) string { return c.Stream.TLSCA },
+		"nats-tls-cert":        func(c process.Config) string { return c.Stream.TLSCert },
+		"nats-tls-key":         func(c process.Config) string { return c.Stream.TLSKey },
+		"nats-listen-token":    func(c process.Config) string { return c.Stream.ListenAuth.Token },
+		"nats-listen-user":     func(c process.Config) string { return c.Stream.ListenAuth.User },
+		"nats-listen-password": func(c process.Config) string { return c.Stream.ListenAuth.Password },
+		"rules":                func(c process.Config) string { return c.Transformer.RulesFile },
+		"profiles":             func(c process.Config) string { return c.Collector.ProfilesFile },
+		"findings-rules":       func(c process.Config) string { return c.Findings.RulesFile },
+		"stream-replicas":      func(c process.Config) string { return fmt.Sprint(c.Stream.Replicas) },
 	} {
 		name, value := "BOMSTREAM_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_")), "3"
 		if flag == "config" {

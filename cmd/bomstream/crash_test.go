@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/sinks/runner"
@@ -128,7 +129,7 @@ func TestCrashMidExport(t *testing.T) {
 	// First process: the pipeline in-process, crashed after 200 exports.
 	gate := &gated{after: 200, paused: make(chan struct{}), release: make(chan struct{})}
 	reg1, counter1 := countingFile(gate)
-	cfg := defaultConfig()
+	cfg := process.DefaultConfig()
 	cfg.Stream.DataDir = dataDir
 	cfg.Manifests.Dir = tree
 	// A short ack wait: the messages in hand at the crash are redelivered to
@@ -138,17 +139,17 @@ func TestCrashMidExport(t *testing.T) {
 	cfg.Transformer.Service.AckWait = 4 * time.Second
 	rc := runner.Config{}
 	rc.AckWait = 4 * time.Second
-	cfg.Sinks = []SinkConfig{{Name: "file", Type: "file", Runner: rc, Config: map[string]any{"dir": sinkDir}}}
+	cfg.Sinks = []process.SinkConfig{{Name: "file", Type: "file", Runner: rc, Config: map[string]any{"dir": sinkDir}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitFor)
 	defer cancel()
-	p, err := newPipeline(ctx, cfg, stages{source: true, transformer: true, sinks: []string{"*"}}, reg1, nil, zap.NewNop(), newObserver())
+	p, err := process.New(ctx, cfg, process.Parts{Source: true, Transformer: true, Sinks: []string{"*"}}, process.Env{Sinks: reg1}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	runDone, syncDone := make(chan error, 1), make(chan error, 1)
-	go func() { runDone <- p.run(runCtx) }()
-	go func() { _, _, err := p.watcher().Once(runCtx); syncDone <- err }()
+	go func() { runDone <- p.Run(runCtx) }()
+	go func() { _, _, err := p.Watcher().Once(runCtx); syncDone <- err }()
 	select {
 	case <-gate.paused:
 	case err := <-runDone:
@@ -159,7 +160,7 @@ func TestCrashMidExport(t *testing.T) {
 	if got := countBOMFiles(t, sinkDir); got < 200 || got >= n {
 		t.Fatalf("at the crash the sink holds %d BOMs, want some but not all", got)
 	}
-	p.bus.Abort()
+	p.Bus().Abort()
 	// The exports held at the gate now reach the file sink, after the crash:
 	// their ledger puts fail, as when a process dies between the two.
 	close(gate.release)
@@ -171,7 +172,7 @@ func TestCrashMidExport(t *testing.T) {
 			t.Fatalf("%s did not stop within %s of the crash", name, waitFor)
 		}
 	}
-	p.close()
+	p.Close()
 	first := counter1().Exports()
 
 	// What the ledger recorded before the crash.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,14 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/deadletter"
-	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // dlqCmd is the dead-letter workflow: list, show and retry what a stage
@@ -26,6 +23,9 @@ func dlqCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "List, show and retry what the stages gave up on (the dead-letter stream)",
+		Example: `  bomstream dlq list
+  bomstream dlq show 42
+  bomstream dlq retry --sink gcs`,
 	}
 	cmd.AddCommand(dlqListCmd(e), dlqShowCmd(e), dlqRetryCmd(e))
 	return cmd
@@ -47,7 +47,10 @@ func dlqListCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--sink NAME | --stage STAGE]",
 		Short: "List dead letters: id, when, which stage, which workload, why",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream dlq list
+  bomstream dlq list --sink gcs
+  bomstream dlq list --stage transformer`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if sink != "" && stage != "" {
 				return errors.New("--sink and --stage: give at most one")
@@ -57,14 +60,14 @@ func dlqListCmd(e *env) *cobra.Command {
 				return err
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tDEAD-LETTERED\tSTAGE\tWORKLOAD\tCHANGE\tREASON")
 				n := 0
-				err := deadletter.New(p.bus).List(ctx, stageOf(sink, stage), func(d deadletter.Letter) error {
+				err := deadletter.New(p.Bus()).List(ctx, stageOf(sink, stage), func(d deadletter.Letter) error {
 					n++
-					w, change := deadLetterSubject(d)
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, oneLine(d.Reason, 160))
+					w, change := process.DeadLetterSubject(d)
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, process.OneLine(d.Reason, 160))
 					return nil
 				})
 				_ = tw.Flush()
@@ -79,37 +82,14 @@ func dlqListCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// deadLetterSubject names the workload and the change of a dead letter, as
-// far as its message says.
-func deadLetterSubject(d deadletter.Letter) (workload, change string) {
-	if d.Stream == schemas.StreamBOMs {
-		if m, _ := schemas.DecodeBOMMessage("", d.Header, d.Data); m.Workload.Name != "" {
-			return m.Workload.Key(), strconv.FormatUint(m.ChangeSeq, 10)
-		}
-	}
-	if d.Stream == schemas.StreamChanges {
-		if ev, err := changelog.Decode(d.Data); err == nil && ev.Data.Workload.Name != "" {
-			return ev.Data.Workload.Key(), strconv.FormatUint(d.Seq, 10)
-		}
-		return d.Subject, strconv.FormatUint(d.Seq, 10)
-	}
-	return d.Subject, "-"
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-3] + "..."
-	}
-	return s
-}
-
 func dlqShowCmd(e *env) *cobra.Command {
 	var c common
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print one dead letter: where it came from, why, its headers and its message",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream dlq show 42
+  bomstream dlq show 42 --nats-url nats://nats:4222`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := strconv.ParseUint(args[0], 10, 64)
 			if err != nil {
@@ -120,8 +100,8 @@ func dlqShowCmd(e *env) *cobra.Command {
 				return err
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				d, err := deadletter.New(p.bus).Get(ctx, id)
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+				d, err := deadletter.New(p.Bus()).Get(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -135,7 +115,7 @@ func dlqShowCmd(e *env) *cobra.Command {
 }
 
 func printDeadLetter(out io.Writer, d deadletter.Letter) {
-	w, change := deadLetterSubject(d)
+	w, change := process.DeadLetterSubject(d)
 	fmt.Fprintf(out, "dead letter %d\n", d.ID)
 	for _, kv := range [][2]string{
 		{"stage", d.Stage}, {"dead-lettered", stamp(d.Time)}, {"workload", w}, {"change", change},
@@ -164,8 +144,11 @@ func dlqRetryCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry [--sink NAME | --stage STAGE] [ID...]",
 		Short: "Put dead letters back through their stage; each leaves the dead-letter stream only when its retry succeeds",
+		Example: `  bomstream dlq retry 42 43
+  bomstream dlq retry --sink gcs
+  bomstream dlq retry --stage transformer`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var req retryRequest
+			var req process.RetryRequest
 			for _, a := range args {
 				id, err := strconv.ParseUint(a, 10, 64)
 				if err != nil {
@@ -188,23 +171,11 @@ func dlqRetryCmd(e *env) *cobra.Command {
 			// Without an owner, this process builds the stages the dead
 			// letters need: the transformer, and the sinks (all: an id may
 			// belong to any).
-			st := stages{attach: true, transformer: true, sinks: []string{"*"}, findings: true}
-			return process(cmd, e, cfg, st, func(ctx context.Context, p *pipeline) error {
-				var res retryResult
-				if p.bus.ViaOwner() {
-					body, _ := json.Marshal(req)
-					raw, err := p.bus.Control().Call(ctx, "dlq-retry", body, func(line []byte) { fmt.Fprintln(out, string(line)) })
-					if err != nil {
-						return fmt.Errorf("dlq retry through the process that owns the data directory: %w", err)
-					}
-					if err := json.Unmarshal(raw, &res); err != nil {
-						return fmt.Errorf("dlq retry: %w", err)
-					}
-				} else {
-					var err error
-					if res, err = p.retryDeadLetters(ctx, req, func(line string) { fmt.Fprintln(out, line) }); err != nil {
-						return err
-					}
+			st := process.Parts{Attach: true, Transformer: true, Sinks: []string{"*"}, Findings: true}
+			return withProcess(cmd, e, cfg, st, func(ctx context.Context, p *process.Pipeline) error {
+				res, err := process.Redrive(ctx, p, req, func(line string) { fmt.Fprintln(out, line) })
+				if err != nil {
+					return err
 				}
 				fmt.Fprintf(out, "%d retried and removed, %d still failing\n", res.Done, res.Failed)
 				if res.Failed > 0 {
@@ -218,76 +189,4 @@ func dlqRetryCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&sink, "sink", "", "retry this sink's dead letters")
 	cmd.Flags().StringVar(&stage, "stage", "", "retry this stage's dead letters (transformer, sink.NAME)")
 	return cmd
-}
-
-// retryResult counts what a retry did.
-type retryResult struct {
-	Done, Failed int
-}
-
-// retryDeadLetters puts the dead letters req names back through their
-// stage in this process, oldest first; each one that goes through is removed.
-func (p *pipeline) retryDeadLetters(ctx context.Context, req retryRequest, report func(string)) (retryResult, error) {
-	var todo []deadletter.Letter
-	ids := map[uint64]bool{}
-	for _, id := range req.IDs {
-		ids[id] = true
-	}
-	stagesWanted := map[string]bool{}
-	for _, s := range req.Stages {
-		stagesWanted[s] = true
-	}
-	if err := deadletter.New(p.bus).List(ctx, "", func(d deadletter.Letter) error {
-		if ids[d.ID] || stagesWanted[d.Stage] {
-			todo = append(todo, d)
-			delete(ids, d.ID)
-		}
-		return nil
-	}); err != nil {
-		return retryResult{}, err
-	}
-	var res retryResult
-	for id := range ids {
-		report(fmt.Sprintf("dead letter %d: %v", id, deadletter.ErrNotFound))
-		res.Failed++
-	}
-	for _, d := range todo {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		out, err := p.retryOne(rctx, d)
-		cancel()
-		w, _ := deadLetterSubject(d)
-		switch {
-		case err != nil:
-			res.Failed++
-			report(fmt.Sprintf("dead letter %d (%s, %s): not retried: %s", d.ID, d.Stage, w, oneLine(err.Error(), 300)))
-		case !out.Done:
-			res.Failed++
-			report(fmt.Sprintf("dead letter %d (%s, %s): still failing, now dead letter %d: %s", d.ID, d.Stage, w, out.ID, oneLine(out.Reason, 300)))
-		default:
-			res.Done++
-			report(fmt.Sprintf("dead letter %d (%s, %s): done", d.ID, d.Stage, w))
-		}
-	}
-	return res, nil
-}
-
-// retryOne redrives one dead letter through the engine of its stage.
-func (p *pipeline) retryOne(ctx context.Context, d deadletter.Letter) (engine.Redriven, error) {
-	if d.Stage == schemas.StageTransformer {
-		if p.svc == nil {
-			return engine.Redriven{}, errors.New("the transformer does not run in this process")
-		}
-		return p.svc.Retry(ctx, d)
-	}
-	if d.Stage == schemas.StageFindings && p.findings != nil {
-		return p.findings.Retry(ctx, d)
-	}
-	if name, ok := schemas.SinkOfStage(d.Stage); ok {
-		s := p.sink(name)
-		if s == nil {
-			return engine.Redriven{}, fmt.Errorf("sink %s does not run in this process (it runs: %s)", name, p.sinkList())
-		}
-		return s.runner.Retry(ctx, d)
-	}
-	return engine.Redriven{}, fmt.Errorf("no stage %q here", d.Stage)
 }

@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/bomstream/bomstream/collector"
-	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/transformer"
 )
@@ -42,12 +37,12 @@ data directory (like history), or over --nats-url.`,
   bomstream explain -o json manifests/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w := explainWriter{out: cmd.OutOrStdout(), json: outFmt == "json"}
+			w := process.ExplainWriter{Out: cmd.OutOrStdout(), JSON: outFmt == "json"}
 			if outFmt != "text" && outFmt != "json" {
 				return fmt.Errorf("explain -o: %q is not text or json", outFmt)
 			}
 			if _, err := os.Stat(args[0]); err == nil {
-				return explainFiles(args[0], c.cluster, rules, profiles, w, cmd.ErrOrStderr())
+				return process.ExplainFiles(args[0], c.cluster, rules, profiles, w, cmd.ErrOrStderr())
 			}
 			if strings.Count(args[0], "/") != 2 {
 				return fmt.Errorf("explain %s: neither a file nor NAMESPACE/KIND/NAME", args[0])
@@ -63,92 +58,36 @@ data directory (like history), or over --nats-url.`,
 	return cmd
 }
 
-// explainWriter prints explanations as text or JSON lines.
-type explainWriter struct {
-	out  io.Writer
-	json bool
-}
-
-func (w explainWriter) write(x transformer.Explanation) error {
-	if !w.json {
-		return x.WriteText(w.out)
-	}
-	b, err := json.Marshal(x)
-	if err != nil {
-		return err
-	}
-	_, err = w.out.Write(append(b, '\n'))
-	return err
-}
-
-// explainFiles explains every workload of the manifests at path.
-func explainFiles(path, cluster, rules, profiles string, w explainWriter, stderr io.Writer) error {
-	if cluster == "" {
-		cluster = "default"
-	}
-	n, err := collector.NewNormalizer(collector.Config{Cluster: cluster, ProfilesFile: profiles})
-	if err != nil {
-		return err
-	}
-	r, err := transformer.NewRenderer(transformer.Config{Version: version(), RulesFile: rules})
-	if err != nil {
-		return err
-	}
-	root := path
-	if fi, _ := os.Stat(path); !fi.IsDir() {
-		root = filepath.Dir(path)
-	}
-	loaded := files.Load(root, path, n)
-	for _, note := range loaded.Notes {
-		fmt.Fprintf(stderr, "note: %s\n", note)
-	}
-	errs := []error{loaded.Err}
-	for _, ev := range loaded.Events {
-		x, err := r.Explain(ev)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("explain %s: %w", ev.Subject, err))
-			continue
-		}
-		if err := w.write(x); err != nil {
-			return err
-		}
-	}
-	if len(loaded.Events) == 0 {
-		fmt.Fprintf(stderr, "no workload in %s\n", path)
-	}
-	return errors.Join(errs...)
-}
-
 // explainStored explains the last observed inputs of the workload named
 // key in the store.
-func explainStored(cmd *cobra.Command, e *env, c *common, key string, w explainWriter) error {
+func explainStored(cmd *cobra.Command, e *env, c *common, key string, w process.ExplainWriter) error {
 	cfg, err := c.load(cmd, e.getenv, nil)
 	if err != nil {
 		return err
 	}
 	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-	r, err := transformer.NewRenderer(cfg.rendererConfig())
+	r, err := transformer.NewRenderer(process.RendererConfig(cfg))
 	if err != nil {
 		return err
 	}
-	return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-		wl, err := findWorkload(ctx, p.bus, cfg.Cluster, key)
+	return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+		wl, err := findWorkload(ctx, p.Bus(), cfg.Cluster, key)
 		if err != nil {
 			return err
 		}
-		ev, _, ok, err := changelog.New(p.bus).LastChange(ctx, wl)
+		ev, _, ok, err := changelog.New(p.Bus()).LastChange(ctx, wl)
 		switch {
 		case err != nil:
 			return err
 		case !ok:
 			return fmt.Errorf("explain %s: no change of it is stored", key)
 		case ev.IsTombstone():
-			return w.write(transformer.Explanation{Workload: wl, Reason: transformer.SkipTombstone})
+			return w.Write(transformer.Explanation{Workload: wl, Reason: transformer.SkipTombstone})
 		}
 		x, err := r.Explain(ev)
 		if err != nil {
 			return fmt.Errorf("explain %s: %w", key, err)
 		}
-		return w.write(x)
+		return w.Write(x)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/filters"
 	"github.com/bomstream/bomstream/inventory/report"
+	"github.com/bomstream/bomstream/process"
 )
 
 // findHook lets another part of the CLI add flags to find and set up its
@@ -17,7 +18,7 @@ import (
 // called with the open pipeline and the parsed query.
 type findHook struct {
 	bind  func(f *pflag.FlagSet)
-	apply func(ctx context.Context, p *pipeline, q *inventory.Query) error
+	apply func(ctx context.Context, p *process.Pipeline, q *inventory.Query) error
 }
 
 func findCmd(e *env, hooks ...findHook) *cobra.Command {
@@ -28,6 +29,9 @@ func findCmd(e *env, hooks ...findHook) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "find [--model ID|GLOB] [--runtime 'vllm<0.8.5'] [--digest D] [--image REF] ...",
 		Short: "Find workloads across the inventory: by model, runtime version range, image, digest, namespace, time",
+		Example: `  bomstream find --model 'meta-llama/*'
+  bomstream find --runtime 'vllm<0.8.5' -o json
+  bomstream find --findings --namespace ml`,
 		Long: `find loads the inventory from the BOMS stream (the local data directory, through
 the running process when one holds it, or --nats-url) and lists the workloads
 the filters select. Filters of different flags combine (all must hold); a
@@ -43,21 +47,21 @@ bare name (--runtime vllm).`,
 			if err != nil {
 				return err
 			}
-			cfg, err := c.load(cmd, e.getenv, func(cfg *Config) {
+			cfg, err := c.load(cmd, e.getenv, func(cfg *process.Config) {
 				cfg.Cluster = "default" // --cluster is a filter here; the process's own name is unused
 			})
 			if err != nil {
 				return err
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				for _, h := range hooks {
 					if err := h.apply(ctx, p, &q); err != nil {
 						return err
 					}
 				}
 				ix := inventory.New()
-				if _, err := ix.Load(ctx, p.bus.Reader()); err != nil {
+				if _, err := ix.Load(ctx, p.Bus().Reader()); err != nil {
 					return err
 				}
 				return report.Entries(cmd.OutOrStdout(), ff.Output, ix.Find(q))

@@ -17,6 +17,7 @@ import (
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/filters"
 	stored "github.com/bomstream/bomstream/inventory/findings"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -26,6 +27,9 @@ func findingsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "findings",
 		Short: "Policy findings raised on the AI-BOMs: list them, re-evaluate BOMS, print the default rules",
+		Example: `  bomstream findings list
+  bomstream findings replay
+  bomstream findings rules > findings-rules.yaml`,
 	}
 	cmd.AddCommand(findingsListCmd(e), findingsReplayCmd(e), findingsRulesCmd())
 	return cmd
@@ -40,7 +44,10 @@ func findingsListCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--rule ID] [--severity S] [--namespace NS] [--cluster C] [--state open|resolved|all]",
 		Short: "List the findings in their current state (open ones by default)",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream findings list
+  bomstream findings list --severity high -o json
+  bomstream findings list --state all --namespace ml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" && output != "csv" {
 				return fmt.Errorf("--output %q: not table, json or csv", output)
@@ -56,8 +63,8 @@ func findingsListCmd(e *env) *cobra.Command {
 				f.Cluster = cfg.Cluster // else every cluster
 			}
 			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-				list, err := stored.List(ctx, p.bus.Reader(), f)
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+				list, err := stored.List(ctx, p.Bus().Reader(), f)
 				if err != nil {
 					return err
 				}
@@ -122,7 +129,10 @@ func findingsReplayCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [--from-seq N]",
 		Short: "Evaluate the BOMS stream again against the rules; findings already recorded are not written twice",
-		Args:  cobra.NoArgs,
+		Example: `  bomstream findings replay
+  bomstream findings replay --from-seq 1000
+  bomstream findings replay --nats-url nats://nats:4222`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.load(cmd, e.getenv, nil)
 			if err != nil {
@@ -131,11 +141,11 @@ func findingsReplayCmd(e *env) *cobra.Command {
 			if cfg.Findings.Disabled {
 				return errors.New("findings replay: findings.disabled is set")
 			}
-			return process(cmd, e, cfg, stages{attach: true, findings: true}, func(ctx context.Context, p *pipeline) error {
-				if p.findings == nil {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true, Findings: true}, func(ctx context.Context, p *process.Pipeline) error {
+				if p.Findings() == nil {
 					return errors.New("findings replay: the data directory's owner runs the findings stage; stop it, or give --nats-url")
 				}
-				n, err := p.findings.Replay(ctx, fromSeq)
+				n, err := p.Findings().Replay(ctx, fromSeq)
 				fmt.Fprintf(cmd.OutOrStdout(), "findings replay: %d evaluated, %d older versions skipped, %d opened, %d resolved\n",
 					n.Evaluated, n.Older, n.Opened, n.Resolved)
 				return err
@@ -149,9 +159,10 @@ func findingsReplayCmd(e *env) *cobra.Command {
 
 func findingsRulesCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "rules",
-		Short: "Print the default rules file, to copy and edit",
-		Args:  cobra.NoArgs,
+		Use:     "rules",
+		Short:   "Print the default rules file, to copy and edit",
+		Example: `  bomstream findings rules > findings-rules.yaml`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := cmd.OutOrStdout().Write(findings.DefaultRulesYAML())
 			return err
@@ -164,9 +175,9 @@ func findingsRulesCmd() *cobra.Command {
 // paged (stored.Handler), from the process's findings index once it has
 // read FINDINGS; and the workloads' findings=true filter (find --findings
 // through the API).
-func findingsAPIHook(_ context.Context, s *api.Server, p *pipeline) error {
-	s.Handle("GET /api/v1/findings", stored.Handler(p.bus.Reader(), p.findingsIx))
-	s.FilterFindings(apiFindings{p.findingsIx, p.bus.Reader()})
+func findingsAPIHook(_ context.Context, s *api.Server, p *process.Pipeline) error {
+	s.Handle("GET /api/v1/findings", stored.Handler(p.Bus().Reader(), p.FindingsIndex))
+	s.FilterFindings(apiFindings{p.FindingsIndex, p.Bus().Reader()})
 	return nil
 }
 
@@ -194,11 +205,11 @@ func findingsFindHook() findHook {
 		bind: func(f *pflag.FlagSet) {
 			f.BoolVar(&on, "findings", false, filters.FindingsUsage)
 		},
-		apply: func(ctx context.Context, p *pipeline, q *inventory.Query) error {
+		apply: func(ctx context.Context, p *process.Pipeline, q *inventory.Query) error {
 			if !on {
 				return nil
 			}
-			open, err := stored.List(ctx, p.bus.Reader(), stored.Filter{})
+			open, err := stored.List(ctx, p.Bus().Reader(), stored.Filter{})
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bomstream/bomstream/collector"
 	"github.com/bomstream/bomstream/collector/files"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/registry"
@@ -164,7 +165,7 @@ func expect(t *testing.T, dir, cluster string) map[string]expectation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := transformer.NewRenderer(transformer.Config{Version: version()})
+	r, err := transformer.NewRenderer(transformer.Config{Version: process.Version()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/report"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/changelog"
@@ -32,18 +33,18 @@ func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (sc
 
 // withHistory opens the stream (quietly), finds the workload named by key
 // and calls fn with its history (inventory.History).
-func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(context.Context, *pipeline, inventory.Workload) error) error {
+func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(context.Context, *process.Pipeline, inventory.Workload) error) error {
 	cfg, err := c.load(cmd, e.getenv, nil)
 	if err != nil {
 		return err
 	}
 	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-	return process(cmd, e, cfg, stages{attach: true}, func(ctx context.Context, p *pipeline) error {
-		w, err := findWorkload(ctx, p.bus, cfg.Cluster, key)
+	return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
+		w, err := findWorkload(ctx, p.Bus(), cfg.Cluster, key)
 		if err != nil {
 			return err
 		}
-		wl, err := inventory.History(ctx, p.bus.Reader(), w)
+		wl, err := inventory.History(ctx, p.Bus().Reader(), w)
 		if err != nil {
 			return err
 		}
@@ -56,9 +57,11 @@ func historyCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history NAMESPACE/KIND/NAME",
 		Short: "List every BOM version of a workload: when, inputHash, bomHash, runtime, models",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream history ml/Deployment/chat
+  bomstream history ml/Deployment/chat --nats-url nats://nats:4222`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withHistory(cmd, e, &c, args[0], func(_ context.Context, _ *pipeline, wl inventory.Workload) error {
+			return withHistory(cmd, e, &c, args[0], func(_ context.Context, _ *process.Pipeline, wl inventory.Workload) error {
 				return report.History(cmd.OutOrStdout(), wl.ID, wl.Versions)
 			})
 		},
@@ -90,7 +93,10 @@ func getCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get [--at TIME] NAMESPACE/KIND/NAME",
 		Short: "Print the BOM a workload had at a point in time (default: now)",
-		Args:  cobra.ExactArgs(1),
+		Example: `  bomstream get ml/Deployment/chat
+  bomstream get --at 72h ml/Deployment/chat
+  bomstream get --at 2026-11-01T12:00:00Z ml/Deployment/chat`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var when time.Time // zero: the current version
 			if at != "" {
@@ -99,12 +105,12 @@ func getCmd(e *env) *cobra.Command {
 					return fmt.Errorf("--at: %w", err)
 				}
 			}
-			return withHistory(cmd, e, &c, args[0], func(ctx context.Context, p *pipeline, wl inventory.Workload) error {
+			return withHistory(cmd, e, &c, args[0], func(ctx context.Context, p *process.Pipeline, wl inventory.Workload) error {
 				v, err := bomAt(wl, when)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
-				bom, err := api.ReadBOM(ctx, p.bus.Reader(), v)
+				bom, err := api.ReadBOM(ctx, p.Bus().Reader(), v)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/sinks"
 )
 
@@ -25,16 +25,24 @@ type env struct {
 // run builds the command tree and executes it; it is main without the exit, so
 // tests drive the CLI exactly as a user does.
 func run(ctx context.Context, args []string, e *env) error {
-	stdout, stderr := e.stdout, e.stderr
+	root := newRoot(e)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// newRoot is the command tree, writing to e's output streams.
+func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "bomstream",
-		Short:         "AI-BOMs for the models and inference engines running in Kubernetes",
+		Use:   "bomstream",
+		Short: "AI-BOMs for the models and inference engines running in Kubernetes",
+		Example: `  bomstream run --manifests deploy/ --once
+  bomstream run --kubeconfig ~/.kube/config --api-listen 127.0.0.1:8080
+  bomstream find --runtime 'vllm<0.8.5'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
 	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e), checkCmd(e), rerenderCmd(e))
 	root.AddCommand(collectorCmd(e))                // the cluster source (collector.go)
 	root.AddCommand(findCmd(e, findingsFindHook())) // the inventory (find.go); --findings from findings.go
@@ -42,25 +50,17 @@ func run(ctx context.Context, args []string, e *env) error {
 	root.AddCommand(verifyCmd(e))                   // signed AI-BOM attestations (verify.go)
 	root.AddCommand(webCmd(e))                      // the web inventory (web.go, package inventory/web)
 	root.AddCommand(explainCmd(e))                  // why a workload serves or not (explain.go)
-	return root.ExecuteContext(ctx)
-}
-
-// version is the module version stamped by the Go toolchain, or "dev" for a
-// build from a work tree.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+	return root
 }
 
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the bomstream version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the bomstream version",
+		Example: `  bomstream version`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := io.WriteString(cmd.OutOrStdout(), "bomstream "+version()+"\n")
+			_, err := io.WriteString(cmd.OutOrStdout(), "bomstream "+process.Version()+"\n")
 			return err
 		},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/signing"
 	"github.com/bomstream/bomstream/signing/signingtest"
+	"github.com/bomstream/bomstream/signing/verify"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/gcs"
 	"github.com/bomstream/bomstream/sinks/gcs/gcstest"
@@ -99,7 +100,7 @@ func TestVerifyKeyless(t *testing.T) {
 				"workload  dev/ml/Deployment/chat", "runtime   vllm 0.8.5 (declared)", "model     meta-llama/Llama-3.1-8B-Instruct")
 			repo := strings.TrimSuffix(img.Image, ":v1")
 			r = c.mustRun(append(flags, "--certificate-identity", signerID, "-o", "json", repo+"@"+img.Digest)...)
-			var rep verifyReport
+			var rep verify.Report
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 				t.Fatal(err)
 			}

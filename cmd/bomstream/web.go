@@ -7,11 +7,11 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/web"
+	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
@@ -28,6 +28,9 @@ func webCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "web [--api-listen 127.0.0.1:8080]",
 		Short: "Serve the inventory as web pages: workloads, timelines, diffs, findings, fleet charts (read-only)",
+		Example: `  bomstream web
+  bomstream web --api-listen 127.0.0.1:9000
+  bomstream web --nats-url nats://nats:4222 --api-listen :8080 --api-token-file token`,
 		Long: `web loads the inventory from the BOMS stream (the local data directory,
 through the running process when one holds it, or --nats-url) and serves it
 as pages, beside the JSON API: the inventory with find's filters, each
@@ -46,7 +49,7 @@ loopback it needs --api-token-file (browsers sign in once, at /login) or
 			if cfg.API.Listen == "" {
 				cfg.API.Listen = defaultWebListen
 			}
-			return process(cmd, e, cfg, stages{attach: true, api: true}, func(ctx context.Context, _ *pipeline) error {
+			return withProcess(cmd, e, cfg, process.Parts{Attach: true, API: true}, func(ctx context.Context, _ *process.Pipeline) error {
 				<-ctx.Done()
 				return nil
 			})
@@ -60,43 +63,23 @@ loopback it needs --api-token-file (browsers sign in once, at /login) or
 // webAPIHook serves the pages beside the API (package inventory/web),
 // with where the process's sinks hold each version.
 func webAPIHook(ix *inventory.Index) apiHook {
-	return func(ctx context.Context, s *api.Server, p *pipeline) error {
-		loc, err := p.locator(ctx)
+	return func(ctx context.Context, s *api.Server, p *process.Pipeline) error {
+		loc, err := locator(ctx, p)
 		if err != nil {
 			return err
 		}
-		_, err = web.Register(ctx, s, web.Sources{Index: ix, Store: p.bus.Reader(), Findings: p.findingsIx, Locate: loc}, nil)
+		_, err = web.Register(ctx, s, web.Sources{Index: ix, Store: p.Bus().Reader(), Findings: p.FindingsIndex, Locate: loc}, nil)
 		return err
 	}
 }
 
 // locator says where the configured sinks hold a version: each sink's
-// Locate (sinks.Locator), and its ledger for whether it wrote it. The
-// sinks are the pipeline's own, or when it runs none (web, find), built
-// from the configuration and never run: a Locate does no I/O.
-func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
-	var locs []namedLocator
-	for _, st := range p.sinks {
-		if l, ok := st.sink.(sinks.Locator); ok {
-			locs = append(locs, namedLocator{st.cfg.Name, l})
-		}
-	}
-	if len(p.sinks) == 0 && p.reg != nil {
-		for _, sc := range p.cfg.Sinks {
-			scfg, err := p.reg.Decode(sc.Type, sc.Config)
-			if err != nil {
-				return nil, fmt.Errorf("sink %s: %w", sc.Name, err)
-			}
-			s, err := p.reg.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: p.log.Named("sink"), Getenv: p.getenv, SpecVersion: sc.SpecVersion})
-			if err != nil {
-				p.log.Warn("sink not located", zap.String("sink", sc.Name), zap.Error(err))
-				continue
-			}
-			p.closers = append(p.closers, s.Close)
-			if l, ok := s.(sinks.Locator); ok {
-				locs = append(locs, namedLocator{sc.Name, l})
-			}
-		}
+// Locate (sinks.Locator, from p.Locators), and its ledger for whether it
+// wrote it.
+func locator(ctx context.Context, p *process.Pipeline) (web.Locator, error) {
+	locs, err := p.Locators(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if len(locs) == 0 {
 		return nil, nil
@@ -112,12 +95,12 @@ func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
 		var errs []error
 		// A sink that never ran has no ledger: look first, for opening one
 		// would create it, and the pages only read.
-		ledgers, err := ledger.Names(ctx, p.bus)
+		ledgers, err := ledger.Names(ctx, p.Bus())
 		if err != nil {
 			errs = append(errs, err)
 		}
 		for _, nl := range locs {
-			where := nl.l.Locate(sv)
+			where := nl.Locator.Locate(sv)
 			if len(where) == 0 {
 				continue
 			}
@@ -127,12 +110,12 @@ func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
 				ok   bool
 				lerr error
 			)
-			if slices.Contains(ledgers, nl.name) {
-				a, ok, lerr = runner.LedgerEntry(ctx, p.bus, nl.name, w)
+			if slices.Contains(ledgers, nl.Name) {
+				a, ok, lerr = runner.LedgerEntry(ctx, p.Bus(), nl.Name, w)
 			}
 			switch {
 			case lerr != nil:
-				errs = append(errs, fmt.Errorf("sink %s: %w", nl.name, lerr))
+				errs = append(errs, fmt.Errorf("sink %s: %w", nl.Name, lerr))
 			case ok && a.ChangeSeq >= v.ChangeSeq:
 				applied = "exported"
 			}
@@ -142,9 +125,4 @@ func (p *pipeline) locator(ctx context.Context) (web.Locator, error) {
 		}
 		return out, errors.Join(errs...)
 	}, nil
-}
-
-type namedLocator struct {
-	name string
-	l    sinks.Locator
 }

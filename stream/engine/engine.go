@@ -19,7 +19,7 @@ import (
 
 // Handler processes one message for a stage. It returns nil when the
 // message is done, and the engine acknowledges it. An error whose chain holds
-// a Permanent() bool method that returns true (sinks.Permanent, engine.Permanent)
+// a Permanent() bool method that returns true (Permanent, which sinks.Permanent is)
 // sends the message to the dead-letter stream at once; any other error is
 // retried in process with backoff, while the later messages of the same
 // subject (workload) wait behind it. ctx ends at the attempt timeout or when

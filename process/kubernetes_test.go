@@ -1,18 +1,20 @@
-package main
+package process
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bomstream/bomstream/config"
 	"github.com/bomstream/bomstream/sinks/registry"
 )
 
 // The example configuration's kubernetes: section loads and validates, and
 // errors in it name the field.
 func TestKubernetesConfigSection(t *testing.T) {
-	cfg, err := loadWith(t, nil, "--config", filepath.Join("..", "..", "deploy", "bomstream.yaml"))
+	cfg, err := Load(filepath.Join("..", "deploy", "bomstream.yaml"), config.Env{Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +27,10 @@ func TestKubernetesConfigSection(t *testing.T) {
 		t.Errorf("kubernetes section = %+v", k)
 	}
 	file := filepath.Join(t.TempDir(), "bad.yaml")
-	writeFile(t, file, "kubernetes:\n  namespaceSelector: 'a in (b'\n  leaderElection: {leaseDuration: 1s, renewDeadline: 2s}\n  watchTimeout: 1m\n")
-	cfg, err = loadWith(t, nil, "--config", file)
+	if err := os.WriteFile(file, []byte("kubernetes:\n  namespaceSelector: 'a in (b'\n  leaderElection: {leaseDuration: 1s, renewDeadline: 2s}\n  watchTimeout: 1m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(file, config.Env{Getenv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,3 +44,6 @@ func TestKubernetesConfigSection(t *testing.T) {
 		}
 	}
 }
+
+// noEnv is an environment that sets no variable.
+func noEnv(string) string { return "" }

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"context"
@@ -15,61 +15,59 @@ import (
 	"github.com/bomstream/bomstream/collector/files"
 	"github.com/bomstream/bomstream/findings"
 	stored "github.com/bomstream/bomstream/inventory/findings"
-	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
-	"github.com/bomstream/bomstream/stream/engine"
-	"github.com/bomstream/bomstream/transformer"
-	"github.com/bomstream/bomstream/transformer/service"
-
 	"github.com/bomstream/bomstream/stream/changelog"
 	"github.com/bomstream/bomstream/stream/owner"
+	"github.com/bomstream/bomstream/transformer"
+	"github.com/bomstream/bomstream/transformer/service"
 )
 
-// stages says which parts of the pipeline a process runs.
-type stages struct {
-	source      bool     // the manifest source (needs cfg.Manifests.Dir)
-	transformer bool     // the CHANGES -> BOMS loop
-	sinks       []string // names of the sinks to run; nil = none, ["*"] = all
-	dryRun      bool     // sinks log what they would write and write nothing
-	// attach: the command reads, or asks the data directory's owner to act
+// Parts says which parts of the pipeline a process runs.
+type Parts struct {
+	Source      bool     // the manifest source (needs cfg.Manifests.Dir)
+	Transformer bool     // the CHANGES -> BOMS loop
+	Sinks       []string // names of the sinks to run; nil = none, ["*"] = all
+	DryRun      bool     // sinks log what they would write and write nothing
+	// Attach: the command reads, or asks the data directory's owner to act
 	// (history, get, replay, dlq). It never creates the data directory, and
 	// when another process owns it, it works through that process and
 	// builds no sink of its own.
-	attach bool
-	// findings: the process runs the findings stage (unless
+	Attach bool
+	// Findings: the process runs the findings stage (unless
 	// findings.disabled), a consumer of BOMS as a sink is.
-	findings bool
-	// summary: the process prints the summary table at its end (run
+	Findings bool
+	// Summary: the process prints the summary table at its end (run
 	// --once); the transformer stage remembers what it rendered for it.
-	summary bool
-	// api: the process serves the inventory API when configured (run, sink).
-	api bool
+	Summary bool
+	// API: the process serves the inventory API when configured (run, sink).
+	API bool
 }
 
-// pipeline is one process's share of bomstream, wired from a validated Config.
-type pipeline struct {
+// Pipeline is one process's share of bomstream, wired from a validated
+// Config: the stages it runs, and the bus they share.
+type Pipeline struct {
 	cfg      Config
 	log      *zap.Logger
 	obs      *observer
 	bus      *stream.Bus
 	norm     *collector.Normalizer
 	renderer *transformer.Renderer
-	rendered *summaries // set when stages.summary: what the stage rendered
+	rendered *summaries // set when Parts.Summary: what the stage rendered
 	svc      *service.Service
 	sinks    []*sinkStage
 	findings *findings.Stage // nil when the process runs no findings stage
 	// findingsInline: the findings stage follows this process's
 	// transformer (service.Follower) rather than consuming BOMS.
 	findingsInline bool
-	// findingsIx is every finding's state, followed from FINDINGS, when
-	// the process serves the API (the findings API and the web pages).
-	findingsIx *stored.Index
-	// reg and getenv build sinks that are located, not run (web.go);
-	// closers close them.
-	reg     sinks.Registry
-	getenv  func(string) string
+	// FindingsIndex is every finding's state, followed from FINDINGS, when
+	// the process serves the API (the findings API and the web pages). The
+	// API's wiring sets it; nil otherwise.
+	FindingsIndex *stored.Index
+	// env builds sinks that are located, not run (Locators); closers
+	// close them.
+	env     Env
 	closers []func() error
 	// rerendered is closed when the re-render at start is done (nil: the
 	// process makes none); rerenderErr is its failure (rerender.go).
@@ -81,41 +79,40 @@ type pipeline struct {
 	sourceOnce   sync.Once
 }
 
-type sinkStage struct {
-	cfg    SinkConfig
-	sink   sinks.Sink
-	runner *runner.Runner
+// New validates cfg, opens the bus and builds the parts asked for, with
+// env's sink types. Nothing runs until Run is called; Close closes it.
+func New(ctx context.Context, cfg Config, parts Parts, env Env, log *zap.Logger) (*Pipeline, error) {
+	return newPipeline(ctx, cfg, parts, env, log, newObserver())
 }
 
-// newPipeline validates cfg, opens the bus and builds the stages asked for.
-// Nothing runs until run is called.
-func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry, getenv func(string) string, log *zap.Logger, obs *observer) (*pipeline, error) {
+func newPipeline(ctx context.Context, cfg Config, st Parts, env Env, log *zap.Logger, obs *observer) (*Pipeline, error) {
+	reg := env.Sinks
 	cfg = withDefaultSinks(cfg)
 	if err := cfg.Validate(reg); err != nil {
 		return nil, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	p := &pipeline{cfg: cfg, log: log, obs: obs, reg: reg, getenv: getenv}
+	p := &Pipeline{cfg: cfg, log: log, obs: obs, env: env}
 	var err error
 	// Only the stages that run get built: a sink, history or get process
 	// compiles no kind profiles and no detection rules.
-	if st.source {
+	if st.Source {
 		if p.norm, err = collector.NewNormalizer(cfg.normalizerConfig()); err != nil {
 			return nil, err
 		}
 	}
-	if st.source || st.transformer {
+	if st.Source || st.Transformer {
 		rc := cfg.rendererConfig()
-		rc.Facts = st.transformer && st.findings && !cfg.Findings.Disabled // read inline (findingsInline)
+		rc.Facts = st.Transformer && st.Findings && !cfg.Findings.Disabled // read inline (findingsInline)
 		if p.renderer, err = transformer.NewRenderer(rc); err != nil {
 			return nil, err
 		}
 	}
-	selected, err := selectSinks(cfg.Sinks, st.sinks)
+	selected, err := selectSinks(cfg.Sinks, st.Sinks)
 	if err != nil {
 		return nil, err
 	}
 	open := stream.Open
-	if st.attach {
+	if st.Attach {
 		open = stream.Attach
 	}
 	if p.bus, err = open(ctx, cfg.Stream, log.Named("stream")); err != nil {
@@ -125,30 +122,30 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 	// consumers before was this process's dead predecessor.
 	claim := p.bus.Embedded() && cfg.Stream.Listen == ""
 	cfg.Transformer.Service.Claim = claim
-	if st.transformer {
+	if st.Transformer {
 		// Built, not run, when the owner runs the stages: a command may
 		// render with it (check) or hand it a dead letter (dlq retry).
 		var r service.Renderer = p.renderer
-		if st.summary {
+		if st.Summary {
 			p.rendered = newSummaries(p.renderer)
 			r = p.rendered
 		}
 		if p.svc, err = service.New(p.bus, r, cfg.Transformer.Service, log.Named("transformer"), obs.reg); err != nil {
-			p.close()
+			p.Close()
 			return nil, err
 		}
-		if !st.attach {
+		if !st.Attach {
 			p.rerendered = make(chan struct{}) // the stage runs here: re-render at start
 		}
-		if st.source {
+		if st.Source {
 			p.sourcePassed = make(chan struct{})
 		}
 	}
 	if p.bus.ViaOwner() {
 		return p, nil // the owner runs the sinks
 	}
-	if err := p.newConsumers(ctx, selected, st, reg, getenv, claim); err != nil {
-		p.close()
+	if err := p.newConsumers(ctx, selected, st, claim); err != nil {
+		p.Close()
 		return nil, err
 	}
 	if p.svc != nil && p.findings != nil {
@@ -162,8 +159,9 @@ func newPipeline(ctx context.Context, cfg Config, st stages, reg sinks.Registry,
 
 // newConsumers builds the consumers of BOMS the process runs: the findings
 // stage when asked for, and the selected sinks.
-func (p *pipeline) newConsumers(ctx context.Context, selected []SinkConfig, st stages, reg sinks.Registry, getenv func(string) string, claim bool) error {
-	if st.findings && !p.cfg.Findings.Disabled {
+func (p *Pipeline) newConsumers(ctx context.Context, selected []SinkConfig, st Parts, claim bool) error {
+	reg, getenv := p.env.Sinks, p.env.Getenv
+	if st.Findings && !p.cfg.Findings.Disabled {
 		if err := p.newFindings(claim); err != nil {
 			return err
 		}
@@ -177,7 +175,7 @@ func (p *pipeline) newConsumers(ctx context.Context, selected []SinkConfig, st s
 		if err != nil {
 			return err
 		}
-		if st.dryRun {
+		if st.DryRun {
 			s = sinks.DryRun(s, p.log.Named("sink"))
 		}
 		if sc.Runner.Concurrency == 0 {
@@ -225,39 +223,29 @@ func sinkNames(all []SinkConfig) string {
 	return s
 }
 
-// run runs the transformer and sink stages until ctx is done, each under
-// its own supervisor: a stage that fails is restarted with backoff while the
+// Run runs the pipeline's stages until ctx is done, each under its own
+// supervisor: a stage that fails is restarted with backoff while the
 // others go on, and /readyz reports each one.
-func (p *pipeline) run(ctx context.Context) error {
+func (p *Pipeline) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	start := func(name string, run func(context.Context) error, health func() engine.Health) {
-		st := p.obs.stage(name, health)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			supervise(ctx, name, run, st, p.log)
-		}()
-	}
 	if p.bus.Embedded() {
-		p.serveControl(ctx) // for replay and dlq retry from other processes
+		serveControl(ctx, p) // for replay and dlq retry from other processes
 	}
 	if p.svc != nil {
-		p.startRerender(ctx)
-		start(schemas.StageTransformer, p.svc.Run, p.svc.Health)
+		startRerender(ctx, p)
 		wg.Add(1)
 		go func() { // CHANGES keeps every last event
 			defer wg.Done()
 			owner.KeepRetention(ctx, p.bus, p.bus.Reader(), p.cfg.Stream.MaxAge, p.log.Named("retention"))
 		}()
 	}
-	for _, s := range p.sinks {
-		start("sink "+s.cfg.Name, s.runner.Run, s.runner.Health)
-	}
-	switch {
-	case p.findingsInline:
-		start(schemas.StageFindings, p.findings.RunInline, func() engine.Health { return p.svc.Health() })
-	case p.findings != nil:
-		start(schemas.StageFindings, p.findings.Run, p.findings.Health)
+	for _, s := range p.stages() {
+		st := p.obs.stage(label(s), s.Health)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			supervise(ctx, label(s), s.Run, st, p.log)
+		}()
 	}
 	wg.Wait()
 	return nil
@@ -299,25 +287,10 @@ func runGuarded(ctx context.Context, run func(context.Context) error) (err error
 	return run(ctx)
 }
 
-// consumers are the durable consumers this pipeline's stages read from.
-func (p *pipeline) consumers() [][2]string {
-	var out [][2]string
-	if p.svc != nil {
-		out = append(out, [2]string{schemas.StreamChanges, p.svc.Durable()})
-	}
-	for _, s := range p.sinks {
-		out = append(out, [2]string{schemas.StreamBOMs, s.runner.Durable()})
-	}
-	if p.findings != nil && !p.findingsInline {
-		out = append(out, [2]string{schemas.StreamBOMs, p.findings.Durable()})
-	}
-	return out
-}
-
 // waitDrained returns once every consumer of the pipeline has nothing pending
 // and nothing unacknowledged, in stage order: first the transformer, so that
 // BOMS is complete before the sinks are looked at.
-func (p *pipeline) waitDrained(ctx context.Context) error {
+func (p *Pipeline) waitDrained(ctx context.Context) error {
 	if p.rerendered != nil { // its events first
 		select {
 		case <-p.rerendered:
@@ -325,37 +298,52 @@ func (p *pipeline) waitDrained(ctx context.Context) error {
 			return fmt.Errorf("wait for the re-render at start: %w", ctx.Err())
 		}
 	}
-	for _, c := range p.consumers() {
-		// Interrupted, it says what is left, whether the interruption came
-		// while it waited or while it asked (a canceled request).
-		interrupted := func() error {
-			return fmt.Errorf("wait for %s to drain%s: %w", c[1], p.leftOn(c[0], c[1]), ctx.Err())
+	for _, s := range p.stages() {
+		c, ok := s.(consumer)
+		if !ok {
+			continue
 		}
-		for {
-			done, err := p.bus.Durables().CaughtUp(ctx, c[0], c[1])
-			if err != nil && ctx.Err() != nil {
-				return interrupted()
-			}
-			if err != nil {
-				return err
-			}
-			if done {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return interrupted()
-			case <-time.After(50 * time.Millisecond):
-			}
+		streamName, durable, ok := c.consumes()
+		if !ok {
+			continue
+		}
+		if err := p.waitCaughtUp(ctx, streamName, durable); err != nil {
+			return err
 		}
 	}
 	return p.rerenderErr
 }
 
+// waitCaughtUp returns once durable has nothing pending on streamName.
+func (p *Pipeline) waitCaughtUp(ctx context.Context, streamName, durable string) error {
+	// Interrupted, it says what is left, whether the interruption came
+	// while it waited or while it asked (a canceled request).
+	interrupted := func() error {
+		return fmt.Errorf("wait for %s to drain%s: %w", durable, p.leftOn(streamName, durable), ctx.Err())
+	}
+	for {
+		done, err := p.bus.Durables().CaughtUp(ctx, streamName, durable)
+		if err != nil && ctx.Err() != nil {
+			return interrupted()
+		}
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return interrupted()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // leftOn says how many messages the consumer durable on streamName has
 // not settled, for the error of an interrupted drain: " (125 messages of
 // BOMS not settled yet, still retried: the log names each one's error)".
-func (p *pipeline) leftOn(streamName, durable string) string {
+func (p *Pipeline) leftOn(streamName, durable string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cs, err := p.bus.Durables().List(ctx, streamName)
@@ -370,8 +358,8 @@ func (p *pipeline) leftOn(streamName, durable string) string {
 	return ""
 }
 
-// watcher is the manifest source over cfg.Manifests.Dir.
-func (p *pipeline) watcher() *files.Watcher {
+// Watcher is the manifest source over cfg.Manifests.Dir.
+func (p *Pipeline) Watcher() *files.Watcher {
 	var reg prometheus.Registerer
 	if p.obs != nil && p.obs.reg != nil {
 		reg = p.obs.reg
@@ -387,11 +375,12 @@ func (p *pipeline) watcher() *files.Watcher {
 		Log:        p.log.Named("manifests"),
 
 		ConfirmTombstones: p.cfg.Manifests.ConfirmTombstones,
-		OnSync:            func(files.SyncResult, files.Loaded) { p.sourceDone() },
+		OnSync:            func(files.SyncResult, files.Loaded) { sourceDone(p) },
 	}
 }
 
-func (p *pipeline) close() {
+// Close closes the sinks and the bus.
+func (p *Pipeline) Close() {
 	for _, c := range p.closers {
 		if err := c(); err != nil {
 			p.log.Warn("close located sink", zap.Error(err))
@@ -425,7 +414,7 @@ func withDefaultSinks(cfg Config) Config {
 }
 
 // newFindings builds the findings stage from the validated configuration.
-func (p *pipeline) newFindings(claim bool) error {
+func (p *Pipeline) newFindings(claim bool) error {
 	rules, err := findings.LoadRules(p.cfg.Findings.RulesFile, nil)
 	if err != nil {
 		return err
@@ -434,4 +423,29 @@ func (p *pipeline) newFindings(claim bool) error {
 	fc.Engine.Claim = claim
 	p.findings, err = findings.New(p.bus, rules, fc, p.log.Named("findings"), p.obs.reg)
 	return err
+}
+
+// Bus is the stream connection the pipeline's stages share.
+func (p *Pipeline) Bus() *stream.Bus { return p.bus }
+
+// Config is the validated configuration, with the default sinks.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Log is the process's logger.
+func (p *Pipeline) Log() *zap.Logger { return p.log }
+
+// Metrics is the process's metrics registry, served at /metrics.
+func (p *Pipeline) Metrics() *prometheus.Registry { return p.obs.reg }
+
+// Findings is the findings stage, built when Parts.Findings asks for it
+// and this process runs it; nil otherwise.
+func (p *Pipeline) Findings() *findings.Stage { return p.findings }
+
+// SinkStats counts what the runner of the sink named name did in this
+// process; the zero Stats when it runs no such sink.
+func (p *Pipeline) SinkStats(name string) runner.Stats {
+	if s := p.sink(name); s != nil {
+		return s.runner.Stats()
+	}
+	return runner.Stats{}
 }

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"errors"
@@ -235,7 +235,7 @@ func (c Config) normalizerConfig() collector.Config {
 }
 
 func (c Config) rendererConfig() transformer.Config {
-	return transformer.Config{Version: version(), RulesFile: c.Transformer.RulesFile}
+	return transformer.Config{Version: Version(), RulesFile: c.Transformer.RulesFile}
 }
 
 // prefixLines prefixes every error that err joins with prefix, so that each

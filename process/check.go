@@ -1,61 +1,24 @@
-package main
+package process
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"time"
 
-	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/sinks"
 	"github.com/bomstream/bomstream/sinks/runner"
 	"github.com/bomstream/bomstream/stream"
 	"github.com/bomstream/bomstream/stream/check"
 )
 
-// checkCmd verifies the store and, with --repair, repairs what can be
-// derived again; docs/check.md says what that is.
-func checkCmd(e *env) *cobra.Command {
-	var (
-		c      common
-		repair bool
-	)
-	cmd := &cobra.Command{
-		Use:   "check [--repair]",
-		Short: "Verify the streams, consumers and sink ledgers; with --repair, rebuild what CHANGES can",
-		Long: `check reads the store and holds its parts against each other: the sequences
-CHANGES and BOMS lost, every handled change's outcome on BOMS, where the
-consumers stand, and each sink's ledger. It prints what it found with the
-workloads concerned and exits 1 when a problem remains.
-
-With --repair it renders lost BOMs and tombstones again from CHANGES, resets
-or re-creates consumers that would skip or repeat messages, then checks
-again. What CHANGES itself lost cannot be rebuilt; see docs/check.md.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.load(cmd, e.getenv, nil)
-			if err != nil {
-				return err
-			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
-			return process(cmd, e, cfg, stages{transformer: true, attach: true}, func(ctx context.Context, p *pipeline) error {
-				if repair && p.bus.ViaOwner() {
-					return errors.New("check --repair: a bomstream process owns the data directory and repairs what it finds when it starts; restart it, or stop it and repair by hand (check alone works while it runs)")
-				}
-				return checkStore(ctx, p, cmd.OutOrStdout(), repair)
-			})
-		},
-	}
-	c.bind(cmd.Flags())
-	cmd.Flags().BoolVar(&repair, "repair", false, "repair what can be derived again, then check again")
-	return cmd
-}
-
 // checker is the store check of the pipeline's configuration.
-func (p *pipeline) checker(ctx context.Context) (*check.Checker, error) {
-	other, err := p.otherTransformerUpTo(ctx)
+func checker(ctx context.Context, p *Pipeline) (*check.Checker, error) {
+	other, err := otherTransformerUpTo(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +55,10 @@ func (l ledgers) ReadLedger(ctx context.Context, sink string) ([]check.Applied, 
 	return out, bad, err
 }
 
-// checkStore checks, repairs when asked, and fails when problems remain.
-func checkStore(ctx context.Context, p *pipeline, out io.Writer, repair bool) error {
-	ch, err := p.checker(ctx)
+// Check checks the store (bomstream check), prints what it found to out,
+// repairs when asked, and fails when problems remain.
+func Check(ctx context.Context, p *Pipeline, out io.Writer, repair bool) error {
+	ch, err := checker(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -139,12 +103,12 @@ func checkStore(ctx context.Context, p *pipeline, out io.Writer, repair bool) er
 // or repeat) and logs the rest. It never stops the start: a store with a
 // hole still serves everything it holds. An external server is shared with
 // other processes at work: `bomstream check` is for it.
-func (p *pipeline) checkAtStart(ctx context.Context) {
+func checkAtStart(ctx context.Context, p *Pipeline) {
 	if p.svc == nil || !p.bus.Embedded() {
 		return
 	}
 	log := p.log.Named("check")
-	ch, err := p.checker(ctx)
+	ch, err := checker(ctx, p)
 	if err != nil {
 		log.Warn("self-check not run", zap.Error(err))
 		return
@@ -206,4 +170,50 @@ func logFindings(log *zap.Logger, r *check.Report) {
 			log.Info("self-check: "+f.Text, fields...)
 		}
 	}
+}
+
+// CheckSink runs the preflight checks of the configured sink named name
+// once (bomstream sink check) and prints them to out: can it reach its
+// store, does it hold the permissions it needs. It opens no stream and
+// touches no data directory.
+func CheckSink(ctx context.Context, env Env, cfg Config, name string, out io.Writer) error {
+	cfg = withDefaultSinks(cfg)
+	if err := cfg.Validate(env.Sinks); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	sel, err := selectSinks(cfg.Sinks, []string{name})
+	if err != nil {
+		return err
+	}
+	sc := sel[0]
+	scfg, err := env.Sinks.Decode(sc.Type, sc.Config)
+	if err != nil {
+		return fmt.Errorf("sinks %s: %w", sc.Name, err)
+	}
+	log := NewLogger(cfg.Log, zapcore.Lock(zapcore.AddSync(env.Stderr)))
+	s, err := env.Sinks.New(ctx, sc.Type, sc.Name, scfg, sinks.Deps{Log: log, Getenv: env.Getenv, SpecVersion: sc.SpecVersion})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	checker, ok := s.(sinks.Checker)
+	if !ok {
+		fmt.Fprintf(out, "sink %s (%s) has no checks\n", sc.Name, sc.Type)
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	failed := 0
+	for _, ch := range checker.Check(cctx) {
+		if ch.Err != nil {
+			failed++
+			fmt.Fprintf(out, "FAIL  %s: %s\n", ch.Name, schemas.RedactText(ch.Err.Error()))
+		} else {
+			fmt.Fprintf(out, "ok    %s\n", ch.Name)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("sink %s: %d checks failed", sc.Name, failed)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
-//go:build !nocloudsinks
-
-package main
+// Package verify finds the Sigstore attestations of an image, or the bundle
+// of a BOM file, verifies each against a policy ([signing.Policy]), and
+// reports what the verified AI-BOMs say: bomstream verify.
+package verify
 
 import (
 	"cmp"
@@ -14,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
 	"oras.land/oras-go/v2/registry"
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -24,69 +24,47 @@ import (
 	"github.com/bomstream/bomstream/transformer"
 )
 
-// verifyFlags are the options of bomstream verify.
-type verifyFlags struct {
-	key, trustedRoot                 string
-	identity, identityRe             string
-	issuer, issuerRe                 string
-	ignoreTlog, plainHTTP            bool
-	dockerConfig, file, bundle, outp string
+// Options are the flags of bomstream verify.
+type Options struct {
+	Key          string // a PEM public key the attestations are signed with
+	TrustedRoot  string // keyless: the Sigstore instance's trusted_root.json
+	Identity     string // keyless: the signer's identity (certificate SAN)
+	IdentityRe   string // keyless: a regular expression the identity must match
+	Issuer       string // keyless: the OIDC issuer of the identity
+	IssuerRe     string // keyless: a regular expression the issuer must match
+	IgnoreTlog   bool   // keyless: accept attestations without a transparency log entry
+	PlainHTTP    bool   // talk HTTP to the registry
+	DockerConfig string // a docker config.json with the registry credentials
+	File         string // verify this BOM file instead of an image
+	Bundle       string // the bundle of File; default File + ".sigstore.json"
+	Output       string // text or json
 }
 
-func verifyCmd(e *env) *cobra.Command {
-	var f verifyFlags
-	cmd := &cobra.Command{
-		Use:   "verify IMAGE | --file BOM",
-		Short: "Verify the signed AI-BOM attestations of an image (or of a BOM file) and print what they say",
-		Long: `verify finds the Sigstore attestations attached to IMAGE (a tag or a digest;
-referrers API or referrers tag schema), bomstream's and cosign's, and verifies
-each against a public key (--key) or a certificate identity and OIDC issuer
-with the Sigstore instance's trusted root (--trusted-root). It prints the
-verified AI-BOMs (workload, when, runtimes, models) and exits non-zero with
-the reasons when none verifies. With --file it verifies a BOM object read from
-a bucket against its bundle (BOM.sigstore.json beside it). See docs/signing.md.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if (len(args) == 1) == (f.file != "") {
-				return errors.New("verify: name an IMAGE or --file, one of them")
-			}
-			v, err := f.verifier()
-			if err != nil {
-				return fmt.Errorf("verify: %w", err)
-			}
-			var rep *verifyReport
-			if f.file != "" {
-				rep, err = f.verifyFile(v)
-			} else {
-				rep, err = f.verifyImage(cmd.Context(), v, args[0])
-			}
-			if err != nil {
-				return fmt.Errorf("verify: %w", err)
-			}
-			return rep.write(cmd.OutOrStdout(), f.outp)
-		},
+// Run verifies the attestations of image, or of o.File when set, and
+// writes what it found to out. It fails, with the reasons, when none
+// verifies.
+func Run(ctx context.Context, o Options, image string, out io.Writer) error {
+	v, err := o.verifier()
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.key, "key", "", "PEM public key the attestations are signed with")
-	fl.StringVar(&f.identity, "certificate-identity", "", "keyless: the signer's identity (certificate SAN), e.g. system:serviceaccount:bomstream:bomstream")
-	fl.StringVar(&f.identityRe, "certificate-identity-regexp", "", "keyless: a regular expression the identity must match")
-	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "keyless: the OIDC issuer of the identity")
-	fl.StringVar(&f.issuerRe, "certificate-oidc-issuer-regexp", "", "keyless: a regular expression the issuer must match")
-	fl.StringVar(&f.trustedRoot, "trusted-root", "", "keyless: the Sigstore instance's trusted_root.json (CAs, logs, timestamp authorities)")
-	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept attestations without a transparency log entry (a timestamp is still required)")
-	fl.BoolVar(&f.plainHTTP, "allow-http-registry", false, "talk HTTP to the registry (local test registries)")
-	fl.StringVar(&f.dockerConfig, "docker-config", "", "docker config.json with the registry credentials (default: anonymous)")
-	fl.StringVar(&f.file, "file", "", "verify a BOM file (a bucket object) instead of an image")
-	fl.StringVar(&f.bundle, "bundle", "", "the bundle of --file (default: the file's name + .sigstore.json)")
-	fl.StringVarP(&f.outp, "output", "o", "text", "text or json")
-	return cmd
+	var rep *Report
+	if o.File != "" {
+		rep, err = o.verifyFile(v)
+	} else {
+		rep, err = o.verifyImage(ctx, v, image)
+	}
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	return rep.write(out, o.Output)
 }
 
-func (f *verifyFlags) verifier() (*signing.Verifier, error) {
-	if f.outp != "text" && f.outp != "json" {
-		return nil, fmt.Errorf("--output %q: want text or json", f.outp)
+func (o *Options) verifier() (*signing.Verifier, error) {
+	if o.Output != "text" && o.Output != "json" {
+		return nil, fmt.Errorf("--output %q: want text or json", o.Output)
 	}
-	p := signing.Policy{Identity: f.identity, IdentityRegexp: f.identityRe, Issuer: f.issuer, IssuerRegexp: f.issuerRe, IgnoreTlog: f.ignoreTlog}
+	p := signing.Policy{Identity: o.Identity, IdentityRegexp: o.IdentityRe, Issuer: o.Issuer, IssuerRegexp: o.IssuerRe, IgnoreTlog: o.IgnoreTlog}
 	read := func(flag, path string) ([]byte, error) {
 		if path == "" {
 			return nil, nil
@@ -98,48 +76,48 @@ func (f *verifyFlags) verifier() (*signing.Verifier, error) {
 		return b, nil
 	}
 	var err error
-	if p.PublicKey, err = read("key", f.key); err != nil {
+	if p.PublicKey, err = read("key", o.Key); err != nil {
 		return nil, err
 	}
-	if p.TrustedRoot, err = read("trusted-root", f.trustedRoot); err != nil {
+	if p.TrustedRoot, err = read("trusted-root", o.TrustedRoot); err != nil {
 		return nil, err
 	}
-	if f.key == "" && f.identity == "" && f.identityRe == "" {
+	if o.Key == "" && o.Identity == "" && o.IdentityRe == "" {
 		return nil, errors.New("say whom to trust: --key PUB, or --certificate-identity and --certificate-oidc-issuer with --trusted-root")
 	}
 	return signing.NewVerifier(p)
 }
 
-func (f *verifyFlags) verifyFile(v *signing.Verifier) (*verifyReport, error) {
-	bundlePath := cmp.Or(f.bundle, f.file+".sigstore.json")
-	bom, err := os.ReadFile(f.file)
+func (o *Options) verifyFile(v *signing.Verifier) (*Report, error) {
+	bundlePath := cmp.Or(o.Bundle, o.File+".sigstore.json")
+	bom, err := os.ReadFile(o.File)
 	if err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(bundlePath)
 	if err != nil {
-		return nil, fmt.Errorf("bundle of %s: %w", f.file, err)
+		return nil, fmt.Errorf("bundle of %s: %w", o.File, err)
 	}
-	rep := &verifyReport{File: f.file}
+	rep := &Report{File: o.File}
 	got, err := v.VerifyBlob(b, bom)
 	rep.add(bundlePath, got, err)
-	return rep, rep.outcome(f.file)
+	return rep, rep.outcome(o.File)
 }
 
-func (f *verifyFlags) verifyImage(ctx context.Context, v *signing.Verifier, image string) (*verifyReport, error) {
+func (o *Options) verifyImage(ctx context.Context, v *signing.Verifier, image string) (*Report, error) {
 	ref, err := parseImageRef(image)
 	if err != nil {
 		return nil, err
 	}
 	client := &auth.Client{Client: http.DefaultClient, Cache: auth.NewCache(), Header: http.Header{"User-Agent": {"bomstream"}}}
-	if f.dockerConfig != "" {
-		st, err := credentials.NewStore(f.dockerConfig, credentials.StoreOptions{})
+	if o.DockerConfig != "" {
+		st, err := credentials.NewStore(o.DockerConfig, credentials.StoreOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("--docker-config %s: not a readable docker config.json", f.dockerConfig)
+			return nil, fmt.Errorf("--docker-config %s: not a readable docker config.json", o.DockerConfig)
 		}
 		client.Credential = credentials.Credential(st)
 	}
-	repo := &remote.Repository{Client: client, Reference: ref, PlainHTTP: f.plainHTTP}
+	repo := &remote.Repository{Client: client, Reference: ref, PlainHTTP: o.PlainHTTP}
 	subject, err := repo.Resolve(ctx, ref.Reference)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", image, err)
@@ -149,7 +127,7 @@ func (f *verifyFlags) verifyImage(ctx context.Context, v *signing.Verifier, imag
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	rep := &verifyReport{Image: image, Digest: subject.Digest.String()}
+	rep := &Report{Image: image, Digest: subject.Digest.String()}
 	for _, a := range found {
 		if a.Err != nil {
 			rep.add(a.Manifest.Digest.String(), nil, a.Err)
@@ -181,16 +159,17 @@ func parseImageRef(image string) (registry.Reference, error) {
 	return ref, nil
 }
 
-// verifyReport is what verify found, in the order found.
-type verifyReport struct {
-	Image    string         `json:"image,omitempty"`
-	Digest   string         `json:"digest,omitempty"`
-	File     string         `json:"file,omitempty"`
-	Verified []verifiedBOM  `json:"verified"`
-	Rejected []rejectedItem `json:"rejected"`
+// Report is what verify found, in the order found.
+type Report struct {
+	Image    string        `json:"image,omitempty"`
+	Digest   string        `json:"digest,omitempty"`
+	File     string        `json:"file,omitempty"`
+	Verified []VerifiedBOM `json:"verified"`
+	Rejected []Rejected    `json:"rejected"`
 }
 
-type verifiedBOM struct {
+// VerifiedBOM is one attestation that verified, and what its BOM says.
+type VerifiedBOM struct {
 	Attestation string `json:"attestation"` // the referrer manifest, or the bundle file
 	// PredicateType is the in-toto predicate's type: CycloneDX (an AI-BOM,
 	// or an image's SBOM), or another (an SLSA provenance), shown as
@@ -206,22 +185,23 @@ type verifiedBOM struct {
 	Models        []string                     `json:"models"`
 }
 
-type rejectedItem struct {
+// Rejected is one attestation that did not verify, and why.
+type Rejected struct {
 	Attestation string `json:"attestation"`
 	Reason      string `json:"reason"`
 }
 
-func (r *verifyReport) add(name string, got *signing.Verified, err error) {
+func (r *Report) add(name string, got *signing.Verified, err error) {
 	if err == nil {
 		err = r.addVerified(name, got)
 	}
 	if err != nil {
-		r.Rejected = append(r.Rejected, rejectedItem{Attestation: name, Reason: err.Error()})
+		r.Rejected = append(r.Rejected, Rejected{Attestation: name, Reason: err.Error()})
 	}
 }
 
-func (r *verifyReport) addVerified(name string, got *signing.Verified) error {
-	out := verifiedBOM{Attestation: name, PredicateType: got.PredicateType, SignedBy: cmp.Or(got.Identity, "key"), Issuer: got.Issuer,
+func (r *Report) addVerified(name string, got *signing.Verified) error {
+	out := VerifiedBOM{Attestation: name, PredicateType: got.PredicateType, SignedBy: cmp.Or(got.Identity, "key"), Issuer: got.Issuer,
 		Subject: got.Subject.Name + "@" + got.Subject.Digest, Runtimes: []transformer.RuntimeSummary{}, Models: []string{}}
 	if got.PredicateType == signing.PredicateType {
 		sum, err := transformer.SummaryOf(got.BOM)
@@ -239,8 +219,8 @@ func (r *verifyReport) addVerified(name string, got *signing.Verified) error {
 }
 
 // outcome is the error of a report with nothing verified: the reasons.
-func (r *verifyReport) outcome(what string) error {
-	slices.SortStableFunc(r.Verified, func(a, b verifiedBOM) int { return strings.Compare(b.When, a.When) })
+func (r *Report) outcome(what string) error {
+	slices.SortStableFunc(r.Verified, func(a, b VerifiedBOM) int { return strings.Compare(b.When, a.When) })
 	if len(r.Verified) > 0 {
 		return nil
 	}
@@ -275,7 +255,7 @@ func bomWorkload(bom []byte) (string, string) {
 	return strings.Join(parts, "/"), doc.Metadata.Timestamp
 }
 
-func (r *verifyReport) write(w io.Writer, format string) error {
+func (r *Report) write(w io.Writer, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/bomstream/bomstream/stream/engine"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/bomstream/bomstream/stream/engine"
 )
 
 // LogConfig chooses the zap logger.
@@ -40,7 +41,8 @@ func (c LogConfig) Validate() error {
 	return nil
 }
 
-func newLogger(c LogConfig, sink zapcore.WriteSyncer) *zap.Logger {
+// NewLogger is the logger c asks for, writing to sink.
+func NewLogger(c LogConfig, sink zapcore.WriteSyncer) *zap.Logger {
 	level := zapcore.InfoLevel
 	if c.Level != "" {
 		level, _ = zapcore.ParseLevel(c.Level)

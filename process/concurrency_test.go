@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"context"
@@ -30,11 +30,11 @@ func TestSinkTypeConcurrencyDefault(t *testing.T) {
 		{Name: "set", Type: "file", Runner: set, Config: map[string]any{"dir": filepath.Join(dir, "b")}},
 		{Name: "out", Type: "stdout"},
 	}
-	p, err := newPipeline(context.Background(), cfg, stages{transformer: true, sinks: []string{"*"}}, registry.Builtin(), nil, zap.NewNop(), newObserver())
+	p, err := newPipeline(context.Background(), cfg, Parts{Transformer: true, Sinks: []string{"*"}}, Env{Sinks: registry.Builtin()}, zap.NewNop(), newObserver())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.close()
+	defer p.Close()
 	got := map[string]int{}
 	for _, s := range p.sinks {
 		got[s.cfg.Name] = s.cfg.Runner.Concurrency
