@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/inventory/versions"
+	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/schemas/imageref"
 )
 
@@ -157,6 +159,54 @@ func (w *Workload) VersionAt(t time.Time) (Version, bool) {
 		return Version{}, false
 	}
 	return w.Versions[i], true
+}
+
+// KeepOpenFindings narrows q to the workloads that have open findings in
+// open, each annotated with them (Entry.Notes["findings"]): `find
+// --findings`.
+func (q *Query) KeepOpenFindings(open []schemas.FindingEvent) {
+	byUID := map[string][]schemas.FindingEvent{}
+	for _, ev := range open {
+		k := ev.Workload.Cluster + "/" + ev.Workload.UID
+		byUID[k] = append(byUID[k], ev)
+	}
+	prev := q.Check
+	q.Check = func(e *Entry) bool {
+		if prev != nil && !prev(e) {
+			return false
+		}
+		fs := byUID[e.Cluster+"/"+e.UID]
+		if len(fs) == 0 {
+			return false
+		}
+		if e.Notes == nil {
+			e.Notes = map[string]any{}
+		}
+		e.Notes["findings"] = fs
+		return true
+	}
+}
+
+// BOMAt is the version whose BOM was in effect at t (zero: now), as `get
+// --at` prints it, or why there was none: before the first version, after
+// a tombstone, or no version at all.
+func (w *Workload) BOMAt(t time.Time) (Version, error) {
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	v, ok := w.VersionAt(t)
+	switch {
+	case len(w.Versions) == 0:
+		return v, errors.New("no BOM: it serves no model, or the store lost its BOMs (`bomstream check` tells which)")
+	case !ok:
+		return v, fmt.Errorf("no BOM at %s (the first is from %s)", stamp(t), stamp(w.Versions[0].Time))
+	}
+	switch v.Tombstone {
+	case "":
+		return v, nil
+	case schemas.TombstoneNotServing:
+		return v, errors.New("not serving since " + stamp(v.Time))
+	default:
+		return v, errors.New(v.Tombstone + " at " + stamp(v.Time))
+	}
 }
 
 // compile readies the globs; ParseQuery has checked them.

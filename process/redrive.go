@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -99,4 +101,28 @@ func OneLine(s string, n int) string {
 		return s[:n-3] + "..."
 	}
 	return s
+}
+
+// WriteDeadLetter prints a dead letter as `bomstream dlq show` does: where
+// it came from, why, its headers and its message.
+func WriteDeadLetter(out io.Writer, d deadletter.Letter) {
+	w, change := DeadLetterSubject(d)
+	fmt.Fprintf(out, "dead letter %d\n", d.ID)
+	for _, kv := range [][2]string{
+		{"stage", d.Stage}, {"dead-lettered", d.Time.UTC().Format(time.RFC3339Nano)}, {"workload", w}, {"change", change},
+		{"from", fmt.Sprintf("%s seq %d (%s)", d.Stream, d.Seq, d.Subject)}, {"delivered", strconv.FormatUint(d.Delivered, 10)},
+		{"reason", d.Reason},
+	} {
+		fmt.Fprintf(out, "%-14s %s\n", kv[0]+":", kv[1])
+	}
+	keys := make([]string, 0, len(d.Header))
+	for k := range d.Header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintln(out, "headers:")
+	for _, k := range keys {
+		fmt.Fprintf(out, "  %s: %s\n", k, strings.Join(d.Header[k], ", "))
+	}
+	fmt.Fprintf(out, "message (%d bytes):\n%s\n", len(d.Data), d.Data)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -442,14 +443,14 @@ func TestHistoryOverGap(t *testing.T) {
 		t.Fatalf("history over the hole: %v\n%s", r.err, r.stderr)
 	}
 	mustContain(t, "history stderr", r.stderr, "BOMS has lost messages", "skipped sequences")
-	if rows := historyRows(r.stdout); len(rows) != 1 || !strings.Contains(rows[0], short(second.BomHash)) {
+	if rows := historyRows(r.stdout); len(rows) != 1 || !strings.Contains(rows[0], report.Short(second.BomHash)) {
 		t.Fatalf("history over the hole shows %d versions, want only the second:\n%s", len(rows), r.stdout)
 	}
 
 	c.mustRun(s.args("check", "--repair")...)
 	r = c.mustRun(s.args("history", key)...)
 	rows := historyRows(r.stdout)
-	if len(rows) != 2 || !strings.Contains(rows[0], short(first.BomHash)) || !strings.Contains(rows[1], short(second.BomHash)) {
+	if len(rows) != 2 || !strings.Contains(rows[0], report.Short(first.BomHash)) || !strings.Contains(rows[1], report.Short(second.BomHash)) {
 		t.Fatalf("history after the repair: want the two versions once each, oldest first:\n%s", r.stdout)
 	}
 	r = c.mustRun(s.args("get", key)...)

@@ -1,17 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/process"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/stream/deadletter"
@@ -59,7 +58,7 @@ func dlqListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tDEAD-LETTERED\tSTAGE\tWORKLOAD\tCHANGE\tREASON")
@@ -67,7 +66,7 @@ func dlqListCmd(e *env) *cobra.Command {
 				err := deadletter.New(p.Bus()).List(ctx, stageOf(sink, stage), func(d deadletter.Letter) error {
 					n++
 					w, change := process.DeadLetterSubject(d)
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, stamp(d.Time), d.Stage, w, change, process.OneLine(d.Reason, 160))
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", d.ID, report.Stamp(d.Time), d.Stage, w, change, process.OneLine(d.Reason, 160))
 					return nil
 				})
 				_ = tw.Flush()
@@ -99,41 +98,19 @@ func dlqShowCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				d, err := deadletter.New(p.Bus()).Get(ctx, id)
 				if err != nil {
 					return err
 				}
-				printDeadLetter(cmd.OutOrStdout(), d)
+				process.WriteDeadLetter(cmd.OutOrStdout(), d)
 				return nil
 			})
 		},
 	}
 	c.bind(cmd.Flags())
 	return cmd
-}
-
-func printDeadLetter(out io.Writer, d deadletter.Letter) {
-	w, change := process.DeadLetterSubject(d)
-	fmt.Fprintf(out, "dead letter %d\n", d.ID)
-	for _, kv := range [][2]string{
-		{"stage", d.Stage}, {"dead-lettered", stamp(d.Time)}, {"workload", w}, {"change", change},
-		{"from", fmt.Sprintf("%s seq %d (%s)", d.Stream, d.Seq, d.Subject)}, {"delivered", strconv.FormatUint(d.Delivered, 10)},
-		{"reason", d.Reason},
-	} {
-		fmt.Fprintf(out, "%-14s %s\n", kv[0]+":", kv[1])
-	}
-	keys := make([]string, 0, len(d.Header))
-	for k := range d.Header {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	fmt.Fprintln(out, "headers:")
-	for _, k := range keys {
-		fmt.Fprintf(out, "  %s: %s\n", k, strings.Join(d.Header[k], ", "))
-	}
-	fmt.Fprintf(out, "message (%d bytes):\n%s\n", len(d.Data), d.Data)
 }
 
 func dlqRetryCmd(e *env) *cobra.Command {
@@ -166,7 +143,7 @@ func dlqRetryCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 			out := cmd.OutOrStdout()
 			// Without an owner, this process builds the stages the dead
 			// letters need: the transformer, and the sinks (all: an id may

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bomstream/bomstream/collector/manifest/manifesttest"
+	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/sinks/file"
 	"github.com/bomstream/bomstream/stream/streamtest"
 )
@@ -308,7 +309,7 @@ func checkHistory(t *testing.T, c *cli, f flow, first, second expectation, betwe
 		t.Fatalf("history %s: %d versions, want 2:\n%s", f.historyKey, len(rows), r.stdout)
 	}
 	for i, e := range []expectation{first, second} {
-		mustContain(t, "history row", rows[i], short(e.InputHash), short(e.BomHash))
+		mustContain(t, "history row", rows[i], report.Short(e.InputHash), report.Short(e.BomHash))
 	}
 	mustContain(t, "history", r.stdout, first.Workload.UID, "vllm@0.10.1", "vllm@0.10.2", "Qwen/Qwen2.5-1.5B-Instruct")
 	if !strings.Contains(rows[0], "vllm@0.10.1") || !strings.Contains(rows[1], "vllm@0.10.2") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -65,13 +66,13 @@ func explainStored(cmd *cobra.Command, e *env, c *common, key string, w process.
 	if err != nil {
 		return err
 	}
-	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+	cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 	r, err := transformer.NewRenderer(process.RendererConfig(cfg))
 	if err != nil {
 		return err
 	}
 	return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
-		wl, err := findWorkload(ctx, p.Bus(), cfg.Cluster, key)
+		wl, err := process.FindWorkload(ctx, p, cfg.Cluster, key)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -9,22 +10,16 @@ import (
 
 	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/inventory/filters"
+	stored "github.com/bomstream/bomstream/inventory/findings"
 	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/process"
 )
 
-// findHook lets another part of the CLI add flags to find and set up its
-// query before it runs (`find --findings` sets Query.Check). apply is
-// called with the open pipeline and the parsed query.
-type findHook struct {
-	bind  func(f *pflag.FlagSet)
-	apply func(ctx context.Context, p *process.Pipeline, q *inventory.Query) error
-}
-
-func findCmd(e *env, hooks ...findHook) *cobra.Command {
+func findCmd(e *env) *cobra.Command {
 	var (
-		c  common
-		ff filters.Flags
+		c        common
+		ff       filters.Flags
+		findings bool // only the workloads with open findings, annotated with them
 	)
 	cmd := &cobra.Command{
 		Use:   "find [--model ID|GLOB] [--runtime 'vllm<0.8.5'] [--digest D] [--image REF] ...",
@@ -53,12 +48,14 @@ bare name (--runtime vllm).`,
 			if err != nil {
 				return err
 			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 			return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
-				for _, h := range hooks {
-					if err := h.apply(ctx, p, &q); err != nil {
+				if findings {
+					open, err := stored.List(ctx, p.Bus().Reader(), stored.Filter{})
+					if err != nil {
 						return err
 					}
+					q.KeepOpenFindings(open)
 				}
 				ix := inventory.New()
 				if _, err := ix.Load(ctx, p.Bus().Reader()); err != nil {
@@ -70,9 +67,7 @@ bare name (--runtime vllm).`,
 	}
 	bindCommonExcept(&c, cmd.Flags(), "cluster")
 	ff.Bind(cmd.Flags())
-	for _, h := range hooks {
-		h.bind(cmd.Flags())
-	}
+	cmd.Flags().BoolVar(&findings, "findings", false, filters.FindingsUsage)
 	return cmd
 }
 

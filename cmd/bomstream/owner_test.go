@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/schemas"
 )
 
@@ -70,7 +71,7 @@ func TestHistoryDuringRunLosesNothing(t *testing.T) {
 		return countBOMFiles(t, sinkDir) == n
 	})
 	r := c.run("history", key, "--data-dir", data)
-	if r.err != nil || !strings.Contains(r.stdout, short(some.BomHash)) {
+	if r.err != nil || !strings.Contains(r.stdout, report.Short(some.BomHash)) {
 		t.Fatalf("history of %s during run: %v\n%s", key, r.err, r.stdout)
 	}
 	// A second run on the same directory is refused, naming the owner.

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,24 +12,7 @@ import (
 	"github.com/bomstream/bomstream/inventory/api"
 	"github.com/bomstream/bomstream/inventory/report"
 	"github.com/bomstream/bomstream/process"
-	"github.com/bomstream/bomstream/schemas"
-	"github.com/bomstream/bomstream/stream"
-	"github.com/bomstream/bomstream/stream/changelog"
 )
-
-// findWorkload resolves NAMESPACE/KIND/NAME to the workload's identity
-// (subjects carry uids, not names) through the stream's name index.
-func findWorkload(ctx context.Context, bus *stream.Bus, cluster, key string) (schemas.Workload, error) {
-	ns, kind, name, err := schemas.ParseKey(key)
-	if err != nil {
-		return schemas.Workload{}, err
-	}
-	w, err := changelog.New(bus).FindWorkload(ctx, cluster, ns, kind, name)
-	if errors.Is(err, changelog.ErrNoWorkload) {
-		return w, fmt.Errorf("workload %s not found in cluster %s", key, cluster)
-	}
-	return w, err
-}
 
 // withHistory opens the stream (quietly), finds the workload named by key
 // and calls fn with its history (inventory.History).
@@ -38,9 +21,9 @@ func withHistory(cmd *cobra.Command, e *env, c *common, key string, fn func(cont
 	if err != nil {
 		return err
 	}
-	cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+	cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 	return withProcess(cmd, e, cfg, process.Parts{Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
-		w, err := findWorkload(ctx, p.Bus(), cfg.Cluster, key)
+		w, err := process.FindWorkload(ctx, p, cfg.Cluster, key)
 		if err != nil {
 			return err
 		}
@@ -72,18 +55,6 @@ func historyCmd(e *env) *cobra.Command {
 
 // stamp, tombstoneText and short print as the inventory's reports do
 // (package inventory/report).
-func stamp(t time.Time) string { return report.Stamp(t) }
-
-func tombstoneText(reason string) string { return report.Tombstone(reason) }
-
-func short(h string) string { return report.Short(h) }
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
 
 func getCmd(e *env) *cobra.Command {
 	var (
@@ -106,7 +77,7 @@ func getCmd(e *env) *cobra.Command {
 				}
 			}
 			return withHistory(cmd, e, &c, args[0], func(ctx context.Context, p *process.Pipeline, wl inventory.Workload) error {
-				v, err := bomAt(wl, when)
+				v, err := wl.BOMAt(when)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
@@ -122,24 +93,4 @@ func getCmd(e *env) *cobra.Command {
 	c.bind(cmd.Flags())
 	cmd.Flags().StringVar(&at, "at", "", "point in time (RFC 3339, a date, or a duration ago such as 72h)")
 	return cmd
-}
-
-// bomAt is the version of wl in effect at t (zero: now), as every reader
-// takes it (inventory.Workload.VersionAt), or why wl had no BOM then.
-func bomAt(wl inventory.Workload, t time.Time) (inventory.Version, error) {
-	v, ok := wl.VersionAt(t)
-	switch {
-	case len(wl.Versions) == 0:
-		return v, errors.New("no BOM: it serves no model, or the store lost its BOMs (`bomstream check` tells which)")
-	case !ok:
-		return v, fmt.Errorf("no BOM at %s (the first is from %s)", stamp(t), stamp(wl.Versions[0].Time))
-	}
-	switch v.Tombstone {
-	case "":
-		return v, nil
-	case schemas.TombstoneNotServing:
-		return v, errors.New("not serving since " + stamp(v.Time))
-	default:
-		return v, errors.New(tombstoneText(v.Tombstone) + " at " + stamp(v.Time))
-	}
 }

@@ -19,7 +19,6 @@ type env struct {
 	sinks          sinks.Registry
 	httpAddr       chan<- string
 	apiAddr        chan<- string // the inventory API's bound address (tests)
-	apiHooks       []apiHook     // routes and query fields other parts add to the API (apiserve.go)
 }
 
 // run builds the command tree and executes it; it is main without the exit, so
@@ -44,12 +43,12 @@ func newRoot(e *env) *cobra.Command {
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.AddCommand(versionCmd(), renderCmd(), runCmd(e), transformerCmd(e), sinkCmd(e), replayCmd(e), historyCmd(e), getCmd(e), dlqCmd(e), checkCmd(e), rerenderCmd(e))
-	root.AddCommand(collectorCmd(e))                // the cluster source (collector.go)
-	root.AddCommand(findCmd(e, findingsFindHook())) // the inventory (find.go); --findings from findings.go
-	root.AddCommand(findingsCmd(e))                 // policy findings (findings.go)
-	root.AddCommand(verifyCmd(e))                   // signed AI-BOM attestations (verify.go)
-	root.AddCommand(webCmd(e))                      // the web inventory (web.go, package inventory/web)
-	root.AddCommand(explainCmd(e))                  // why a workload serves or not (explain.go)
+	root.AddCommand(collectorCmd(e)) // the cluster source (collector.go)
+	root.AddCommand(findCmd(e))      // the inventory (find.go)
+	root.AddCommand(findingsCmd(e))  // policy findings (findings.go)
+	root.AddCommand(verifyCmd(e))    // signed AI-BOM attestations (verify.go)
+	root.AddCommand(webCmd(e))       // the web inventory (web.go, package inventory/web)
+	root.AddCommand(explainCmd(e))   // why a workload serves or not (explain.go)
 	return root
 }
 

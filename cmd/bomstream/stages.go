@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bomstream/bomstream/inventory"
 	"github.com/bomstream/bomstream/process"
 )
 
@@ -136,17 +137,14 @@ func replayCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-// parseTime reads RFC 3339 (or a date), or a duration meaning that long ago.
+// parseTime reads --since and --at as inventory.ParseTime does, naming
+// the text it could not read.
 func parseTime(s string) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		return time.Now().Add(-d), nil
+	t, err := inventory.ParseTime(s, time.Now())
+	if err != nil {
+		return t, fmt.Errorf("%q: %w", s, err)
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is neither RFC 3339, a date, nor a duration", s)
+	return t, nil
 }
 
 // bindDryRun adds --dry-run: the sinks log what they would write and write

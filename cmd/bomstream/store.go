@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,7 @@ again. What CHANGES itself lost cannot be rebuilt; see docs/check.md.`,
 			if err != nil {
 				return err
 			}
-			cfg.Log.Level = orDefault(cfg.Log.Level, "warn")
+			cfg.Log.Level = cmp.Or(cfg.Log.Level, "warn")
 			return withProcess(cmd, e, cfg, process.Parts{Transformer: true, Attach: true}, func(ctx context.Context, p *process.Pipeline) error {
 				if repair && p.Bus().ViaOwner() {
 					return errors.New("check --repair: a bomstream process owns the data directory and repairs what it finds when it starts; restart it, or stop it and repair by hand (check alone works while it runs)")

@@ -1,4 +1,4 @@
-package main
+package inventory_test
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/bomstream/bomstream/schemas"
 )
 
-// get --at answers from the inventory's version in effect, and says why
+// BOMAt (get --at) answers from the inventory's version in effect, and says why
 // there is no BOM: before the first version, after a tombstone, or none.
 func TestBOMAtEdges(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
@@ -20,6 +20,7 @@ func TestBOMAtEdges(t *testing.T) {
 		{Time: t0.Add(3 * time.Hour), ChangeSeq: 4, BomHash: "d"},
 		{Time: t0.Add(4 * time.Hour), ChangeSeq: 5, Tombstone: schemas.TombstoneDeleted},
 	}}
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 	for _, tc := range []struct {
 		name string
 		at   time.Time
@@ -33,7 +34,7 @@ func TestBOMAtEdges(t *testing.T) {
 		{"after the deletion", t0.Add(100 * time.Hour), "deleted at " + stamp(t0.Add(4*time.Hour))},
 		{"now", time.Time{}, "deleted at"},
 	} {
-		v, err := bomAt(wl, tc.at)
+		v, err := wl.BOMAt(tc.at)
 		got := v.BomHash
 		if err != nil {
 			got = err.Error()
@@ -42,7 +43,7 @@ func TestBOMAtEdges(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if _, err := bomAt(inventory.Workload{}, time.Time{}); err == nil || !strings.Contains(err.Error(), "no BOM: it serves no model") {
+	if _, err := (&inventory.Workload{}).BOMAt(time.Time{}); err == nil || !strings.Contains(err.Error(), "no BOM: it serves no model") {
 		t.Errorf("no versions: %v", err)
 	}
 }
