@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bomstream/bomstream/inventory/versions"
+	"github.com/bomstream/bomstream/schemas/versions"
 )
 
 // VersionMatcher reports whether the version of the runtime called runtime
@@ -30,7 +30,7 @@ var (
 )
 
 // DefaultVersionMatcher is the inventory's version ranges
-// (inventory/versions, the ranges `bomstream find --runtime` takes):
+// (schemas/versions, the ranges `bomstream find --runtime` takes):
 // versions as imageref.ParseVersion reads them from tags and fields (a
 // "v" prefix and a variant such as -cu126 are dropped), ordered as PEP 440
 // orders releases (0.5.0.dev1 < 0.5.0a1 < 0.5.0b1 < 0.5.0rc1 < 0.5.0 <

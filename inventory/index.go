@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bomstream/bomstream/inventory/versions"
+	"github.com/bomstream/bomstream/schemas/versions"
 	"github.com/bomstream/bomstream/schemas"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bomstream/bomstream/inventory/versions"
+	"github.com/bomstream/bomstream/schemas/versions"
 )
 
 // Fields are the names of the query's fields, as `find` flags and API

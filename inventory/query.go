@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bomstream/bomstream/inventory/versions"
+	"github.com/bomstream/bomstream/schemas/versions"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/schemas/imageref"
 )

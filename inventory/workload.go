@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bomstream/bomstream/inventory/versions"
+	"github.com/bomstream/bomstream/schemas/versions"
 	"github.com/bomstream/bomstream/schemas"
 )
 

@@ -128,15 +128,8 @@ var sample = schemas.Workload{Cluster: "c", Namespace: "ns", APIVersion: "apps/v
 // Validate checks the configuration without any I/O; errors name the key.
 func (c Config) Validate() error {
 	var errs []error
-	switch u, err := url.Parse(c.URL); {
-	case c.URL == "":
-		errs = append(errs, errors.New("url: required"))
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		errs = append(errs, fmt.Errorf("url: %q is not an http or https URL", c.URL))
-	case strings.Trim(u.Path, "/") != "":
-		errs = append(errs, fmt.Errorf("url: path %q: the Dependency-Track client addresses /api at the root of the host; point url at the API server itself", u.Path))
-	case u.User != nil || u.RawQuery != "":
-		errs = append(errs, errors.New("url: must not carry credentials or a query"))
+	if err := c.urlError(); err != nil {
+		errs = append(errs, err)
 	}
 	switch {
 	case c.APIKeyFile == "" && c.APIKeyEnv == "":
@@ -165,21 +158,7 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("tags[%d]: %q: want a non-blank tag without commas", i, tag))
 		}
 	}
-	switch c.parents() {
-	case ParentsPlain:
-		if c.CollectionTag != "" {
-			errs = append(errs, errors.New("collectionTag: only for parents: collection"))
-		}
-	case ParentsCollection:
-		if !c.hierarchy() {
-			errs = append(errs, errors.New("parents: collection needs hierarchy on"))
-		}
-		if strings.ContainsAny(c.CollectionTag, ",") || (c.CollectionTag != "" && strings.TrimSpace(c.CollectionTag) == "") {
-			errs = append(errs, fmt.Errorf("collectionTag: %q: want a non-blank tag without commas", c.CollectionTag))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("parents: %q: want plain or collection", c.Parents))
-	}
+	errs = append(errs, c.parentsErrors()...)
 	switch d.OnTombstone {
 	case TombstoneDeactivate, TombstoneDelete, TombstoneKeep:
 	default:
@@ -196,6 +175,44 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// urlError checks url: an http or https URL of the API server itself,
+// without credentials or a query.
+func (c Config) urlError() error {
+	switch u, err := url.Parse(c.URL); {
+	case c.URL == "":
+		return errors.New("url: required")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("url: %q is not an http or https URL", c.URL)
+	case strings.Trim(u.Path, "/") != "":
+		return fmt.Errorf("url: path %q: the Dependency-Track client addresses /api at the root of the host; point url at the API server itself", u.Path)
+	case u.User != nil || u.RawQuery != "":
+		return errors.New("url: must not carry credentials or a query")
+	}
+	return nil
+}
+
+// parentsErrors checks parents and what goes with it (hierarchy,
+// collectionTag).
+func (c Config) parentsErrors() []error {
+	var errs []error
+	switch c.parents() {
+	case ParentsPlain:
+		if c.CollectionTag != "" {
+			errs = append(errs, errors.New("collectionTag: only for parents: collection"))
+		}
+	case ParentsCollection:
+		if !c.hierarchy() {
+			errs = append(errs, errors.New("parents: collection needs hierarchy on"))
+		}
+		if strings.ContainsAny(c.CollectionTag, ",") || (c.CollectionTag != "" && strings.TrimSpace(c.CollectionTag) == "") {
+			errs = append(errs, fmt.Errorf("collectionTag: %q: want a non-blank tag without commas", c.CollectionTag))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("parents: %q: want plain or collection", c.Parents))
+	}
+	return errs
 }
 
 // templateData is what the name templates see.
