@@ -16,7 +16,7 @@ import (
 // --api-key and its value at position secretAt (0: none).
 func bigArgs(n, secretAt int, secret string) []any {
 	args := []any{"--model", "Qwen/Qwen3-0.6B"}
-	for i := 0; i < n; i++ {
+	for i := range n {
 		if secretAt > 0 && i == secretAt {
 			args = append(args, "--api-key", secret)
 		}
@@ -149,9 +149,9 @@ func TestBoundsHoldForAnyShape(t *testing.T) {
 	n := newNormalizer(t, Config{})
 	nasty := strings.Repeat("\x01\"\\", 300) // each byte 2 to 6 in JSON
 	var containers []any
-	for i := 0; i < 300; i++ {
+	for i := range 300 {
 		var env []any
-		for j := 0; j < 100; j++ {
+		for j := range 100 {
 			env = append(env, map[string]any{"name": fmt.Sprintf("MODEL_%d", j), "value": nasty})
 		}
 		containers = append(containers, map[string]any{
@@ -160,7 +160,7 @@ func TestBoundsHoldForAnyShape(t *testing.T) {
 		})
 	}
 	services := map[string]any{}
-	for i := 0; i < 500; i++ {
+	for i := range 500 {
 		services[fmt.Sprintf("svc-%04d-%s", i, strings.Repeat("k", 300))] = map[string]any{
 			"componentType": nasty,
 			"extraPodSpec":  map[string]any{"mainContainer": map[string]any{"image": "nvcr.io/x:" + nasty, "args": bigArgs(100, 0, "")}},

@@ -192,7 +192,7 @@ func keyValueLines(text string, add func(loc, key, value string)) bool {
 	section, found := "", false
 	type line struct{ loc, key, value string }
 	var lines []line
-	for _, raw := range strings.Split(text, "\n") {
+	for raw := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(raw)
 		switch {
 		case t == "" || t[0] == '#' || t[0] == ';':

@@ -158,8 +158,8 @@ func podSpecShaped(m map[string]any) bool {
 // is not a pod-template word; "" when there is none (the object's name is
 // used).
 func genericName(at []string) string {
-	for i := len(at) - 1; i >= 0; i-- {
-		s := at[i]
+	for i, s := range slices.Backward(at) {
+
 		if podTemplateWords[s] {
 			continue
 		}

@@ -153,7 +153,7 @@ func TestGenericNeedsAPodTemplate(t *testing.T) {
 	}
 	// Too deep to be searched.
 	deep := map[string]any{"containers": []any{map[string]any{"name": "a", "image": "a:1"}}}
-	for i := 0; i < maxGenericDepth+1; i++ {
+	for range maxGenericDepth + 1 {
 		deep = map[string]any{"x": deep}
 	}
 	_, err := n.Normalize(map[string]any{"apiVersion": "example.com/v1", "kind": "Foo", "metadata": map[string]any{"name": "f"}, "spec": deep}, "cluster")

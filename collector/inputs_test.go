@@ -111,7 +111,7 @@ func TestInputHashDeterministic(t *testing.T) {
 	if b := hash(t, n, dgdObject([]string{"A", "B", "C", "D"})); a != b {
 		t.Errorf("same object, different hashes %s %s", a, b)
 	}
-	for i := 0; i < 20; i++ {
+	for range 20 {
 		if b := hash(t, n, dgdObject([]string{"D", "C", "B", "A"})); a != b {
 			t.Fatalf("insertion order changed the hash")
 		}
@@ -332,7 +332,7 @@ zeta [decode] @spec.pods.zeta
 func BenchmarkNormalizeHugeArgs(b *testing.B) {
 	n := newNormalizer(b, Config{})
 	args := make([]any, 0, 1<<16)
-	for i := 0; i < 1<<16; i++ {
+	for range 1 << 16 {
 		args = append(args, "--flag-value-xxx")
 	}
 	obj := deployment(map[string]any{"name": "c", "image": "i:1", "args": args})

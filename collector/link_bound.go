@@ -89,7 +89,7 @@ func listAt(p path, v any) []string {
 	for _, m := range p.walk(v, nil) {
 		switch x := m.value().(type) {
 		case string:
-			for _, s := range strings.Split(x, ",") {
+			for s := range strings.SplitSeq(x, ",") {
 				if s = strings.TrimSpace(s); s != "" {
 					out = append(out, s)
 				}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -440,9 +441,7 @@ func runtimeObj(ns, name string, spec map[string]any, formats ...format) map[str
 		md["namespace"] = ns
 	}
 	s := map[string]any{"containers": []any{map[string]any{"name": "kserve-container", "image": name + ":1"}}}
-	for k, v := range spec {
-		s[k] = v
-	}
+	maps.Copy(s, spec)
 	var items []any
 	for _, f := range formats {
 		it := map[string]any{"name": f.name}
@@ -675,9 +674,7 @@ predictor [predictor] @spec.predictor
 
 func seldonModel(ns, name string, spec map[string]any) map[string]any {
 	s := map[string]any{"storageUri": "gs://models/" + name}
-	for k, v := range spec {
-		s[k] = v
-	}
+	maps.Copy(s, spec)
 	return map[string]any{
 		"apiVersion": "mlops.seldon.io/v1alpha1", "kind": "Model",
 		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": s,

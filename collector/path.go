@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,10 +93,8 @@ func compilePath(raw string) (path, error) {
 				return p, fmt.Errorf("path %q: segment %q is not of the form (a|b)", raw, part)
 			}
 			alts := strings.Split(part[1:len(part)-1], "|")
-			for _, a := range alts {
-				if a == "" {
-					return p, fmt.Errorf("path %q: empty alternative in %q", raw, part)
-				}
+			if slices.Contains(alts, "") {
+				return p, fmt.Errorf("path %q: empty alternative in %q", raw, part)
 			}
 			p.segs = append(p.segs, segment{alts: alts})
 		default:

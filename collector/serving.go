@@ -114,7 +114,7 @@ func (s *servingSignature) container(ct *schemas.Container) bool {
 			return true
 		}
 	}
-	for _, w := range strings.Fields(line) {
+	for w := range strings.FieldsSeq(line) {
 		if name, _, _ := strings.Cut(w, "="); s.flags[name] {
 			return true
 		}

@@ -180,8 +180,7 @@ func structFields(t reflect.Type) (fields map[string]reflect.Type, open bool) {
 	fields = map[string]reflect.Type{}
 	var add func(t reflect.Type)
 	add = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
+		for f := range t.Fields() {
 			parts := strings.Split(f.Tag.Get("yaml"), ",")
 			if slices.Contains(parts[1:], "inline") {
 				ft := f.Type

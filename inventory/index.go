@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bomstream/bomstream/schemas/versions"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/versions"
 )
 
 // Index holds every workload's history of BOM facts, read from BOMS. It is

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bomstream/bomstream/schemas/versions"
 	"github.com/bomstream/bomstream/schemas"
 	"github.com/bomstream/bomstream/schemas/imageref"
+	"github.com/bomstream/bomstream/schemas/versions"
 )
 
 // Query selects workloads. Filters of different fields combine (all must

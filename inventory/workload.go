@@ -4,8 +4,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bomstream/bomstream/schemas/versions"
 	"github.com/bomstream/bomstream/schemas"
+	"github.com/bomstream/bomstream/schemas/versions"
 )
 
 // Serving states of a workload at a point in time.

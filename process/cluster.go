@@ -56,13 +56,11 @@ func RunCollector(ctx context.Context, env Env, cfg Config, releasePages bool) e
 	}
 	hctx, stopHTTP := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		if err := obs.serve(hctx, ln, log, env.HTTPAddr); err != nil {
 			log.Error("http endpoint stopped", zap.Error(err))
 		}
-	}()
+	})
 	st := collectorStage{col}
 	obs.stage(st.Name(), st.Health)
 	err = st.Run(ctx)

@@ -242,7 +242,7 @@ func (c Config) rendererConfig() transformer.Config {
 // line names its configuration path.
 func prefixLines(prefix string, err error) error {
 	var errs []error
-	for _, line := range strings.Split(err.Error(), "\n") {
+	for line := range strings.SplitSeq(err.Error(), "\n") {
 		errs = append(errs, errors.New(prefix+line))
 	}
 	return errors.Join(errs...)

@@ -42,7 +42,7 @@ func TestReleaseStartupPages(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 	line := ""
-	for _, l := range strings.Split(string(out), "\n") {
+	for l := range strings.SplitSeq(string(out), "\n") {
 		if strings.HasPrefix(l, "released ") || strings.HasPrefix(l, "error ") {
 			line = l
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -213,14 +214,14 @@ func selectSinks(all []SinkConfig, names []string) ([]SinkConfig, error) {
 }
 
 func sinkNames(all []SinkConfig) string {
-	s := ""
+	var s strings.Builder
 	for i, c := range all {
 		if i > 0 {
-			s += ", "
+			s.WriteString(", ")
 		}
-		s += c.Name
+		s.WriteString(c.Name)
 	}
-	return s
+	return s.String()
 }
 
 // Run runs the pipeline's stages until ctx is done, each under its own
@@ -233,19 +234,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	if p.svc != nil {
 		startRerender(ctx, p)
-		wg.Add(1)
-		go func() { // CHANGES keeps every last event
-			defer wg.Done()
+		wg.Go(func() { // CHANGES keeps every last event
 			owner.KeepRetention(ctx, p.bus, p.bus.Reader(), p.cfg.Stream.MaxAge, p.log.Named("retention"))
-		}()
+		})
 	}
 	for _, s := range p.stages() {
 		st := p.obs.stage(label(s), s.Health)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			supervise(ctx, label(s), s.Run, st, p.log)
-		}()
+		})
 	}
 	wg.Wait()
 	return nil

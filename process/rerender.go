@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -100,15 +101,15 @@ func fingerprint(p *Pipeline) string {
 	if !ok {
 		return fp
 	}
-	var rev string
+	var rev strings.Builder
 	for _, s := range bi.Settings {
 		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
-			rev += s.Key + "=" + s.Value + ";"
+			rev.WriteString(s.Key + "=" + s.Value + ";")
 		}
 	}
-	if rev == "" {
+	if rev.String() == "" {
 		return fp
 	}
-	sum := sha256.Sum256([]byte(fp + "\n" + rev))
+	sum := sha256.Sum256([]byte(fp + "\n" + rev.String()))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -56,13 +56,11 @@ func Run(ctx context.Context, env Env, cfg Config, parts Parts, body func(ctx co
 	defer p.Close()
 	hctx, stopHTTP := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		if err := obs.serve(hctx, ln, log, env.HTTPAddr); err != nil {
 			log.Error("http endpoint stopped", zap.Error(err))
 		}
-	}()
+	})
 	stopAPI := func() error { return nil }
 	if env.API != nil {
 		if stopAPI, err = env.API(hctx, p, log); err != nil {

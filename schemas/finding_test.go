@@ -77,7 +77,7 @@ func TestValidFindingRuleIsThePattern(t *testing.T) {
 	pattern := regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	ids := []string{"", "a", "-", "-a", "a-", "0", "model-unpinned", "Model", "a_b", "a.b", "a b", "é", "a\x00",
 		strings.Repeat("a", 63), strings.Repeat("a", 64), "9" + strings.Repeat("-", 62), "z{", "a`"}
-	for c := 0; c < 256; c++ {
+	for c := range 256 {
 		ids = append(ids, "x"+string(rune(c)), string([]byte{byte(c)}))
 	}
 	for _, id := range ids {

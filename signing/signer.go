@@ -105,8 +105,7 @@ func keySource(cfg Config, getenv func(string) string) (string, func() ([]byte, 
 	if cfg.KeyFile != "" {
 		return "attest.keyFile " + cfg.KeyFile, func() ([]byte, error) {
 			b, err := os.ReadFile(cfg.KeyFile)
-			var pe *os.PathError
-			if errors.As(err, &pe) {
+			if pe, ok := errors.AsType[*os.PathError](err); ok {
 				err = pe.Err // the path is named once, by the caller
 			}
 			return b, err
@@ -146,8 +145,7 @@ func (s *Signer) readKey() (*keypair, error) {
 func (s *Signer) token() (string, error) {
 	b, err := os.ReadFile(s.tokenFile)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*os.PathError](err); ok {
 			err = pe.Err
 		}
 		return "", fmt.Errorf("attest.keyless.tokenFile %s: %w", s.tokenFile, err)

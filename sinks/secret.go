@@ -20,8 +20,7 @@ func ReadSecret(fileKey, file, envKey, env string, getenv func(string) string) (
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
+			if pe, ok := errors.AsType[*os.PathError](err); ok {
 				err = pe.Err // the path is named once, below
 			}
 			return "", fmt.Errorf("%s %s: %w", fileKey, file, err)

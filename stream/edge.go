@@ -99,7 +99,7 @@ func (c Config) applyEdge(o *server.Options) error {
 		DenyImports: leafDenied,
 		DenyExports: leafDenied,
 	}
-	for _, s := range strings.Split(c.Hub.URL, ",") {
+	for s := range strings.SplitSeq(c.Hub.URL, ",") {
 		u, err := url.Parse(strings.TrimSpace(s))
 		if err != nil {
 			return fmt.Errorf("stream.hub.url %s: %w", redactURLs(s), err)

@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -91,9 +92,7 @@ func (f *fleet) waitCaughtUp(t *testing.T, within time.Duration) {
 	t.Helper()
 	want := map[string][]string{}
 	for _, e := range f.edges {
-		for subj, h := range changeHistory(t, e) {
-			want[subj] = h
-		}
+		maps.Copy(want, changeHistory(t, e))
 	}
 	deadline := time.Now().Add(within)
 	for {

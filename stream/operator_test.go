@@ -179,7 +179,7 @@ func (h *operatorHub) assertNoSecret(err error, logs *observer.ObservedLogs) {
 	}
 	for _, text := range texts {
 		for _, s := range h.secrets {
-			for _, part := range strings.Split(s, ".") { // a JWT's header, claims and signature
+			for part := range strings.SplitSeq(s, ".") { // a JWT's header, claims and signature
 				if len(part) >= 16 && strings.Contains(text, part) {
 					h.t.Errorf("a credential (or a part of one) reached an error or a log line: %s", text)
 				}

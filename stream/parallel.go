@@ -14,13 +14,11 @@ func Parallel[T any](items []T, fn func(*T)) {
 	var wg sync.WaitGroup
 	for lo := 0; lo < len(items); lo += share {
 		part := items[lo:min(lo+share, len(items))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range part {
 				fn(&part[i])
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -156,9 +156,9 @@ func APIErrorCode(err error) int {
 	}
 	if errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
 		msg := err.Error()
-		if i := strings.Index(msg, "err_code="); i >= 0 {
+		if _, after, ok := strings.Cut(msg, "err_code="); ok {
 			n := 0
-			for _, r := range msg[i+len("err_code="):] {
+			for _, r := range after {
 				if r < '0' || r > '9' {
 					break
 				}
@@ -185,13 +185,13 @@ func (d *deniedSubjects) record(err error) {
 	}
 	const marker = `Publish to "`
 	msg := err.Error()
-	i := strings.Index(msg, marker)
-	if i < 0 {
+	_, after, ok := strings.Cut(msg, marker)
+	if !ok {
 		return
 	}
-	rest := msg[i+len(marker):]
-	j := strings.IndexByte(rest, '"')
-	if j < 0 {
+	rest := after
+	before0, _, ok0 := strings.Cut(rest, "\"")
+	if !ok0 {
 		return
 	}
 	d.mu.Lock()
@@ -199,7 +199,7 @@ func (d *deniedSubjects) record(err error) {
 	if d.subj == nil {
 		d.subj = make(map[string]struct{})
 	}
-	d.subj[rest[:j]] = struct{}{}
+	d.subj[before0] = struct{}{}
 }
 
 // check reports whether a publish on subject was refused.

@@ -77,7 +77,7 @@ func (s *roleset) add(v string) {
 // adding to either copies: rolesets are only ever added to.
 func (s *roleset) addAll(vs []string) {
 	if len(*s) == 0 && cap(*s) == 0 && isRoleset(vs) {
-		*s = vs[:len(vs):len(vs)]
+		*s = slices.Clip(vs)
 		return
 	}
 	for _, v := range vs {
@@ -97,12 +97,7 @@ func isRoleset(vs []string) bool {
 
 // has reports whether v is in s.
 func (s roleset) has(v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s, v)
 }
 
 // sorted is a sorted copy of s.
@@ -207,7 +202,7 @@ func (s *strset) add(v string) {
 // added to.
 func (s *strset) addAll(o *strset) {
 	if len(s.keys) == 0 && o.pos == nil {
-		s.keys = o.keys[:len(o.keys):len(o.keys)]
+		s.keys = slices.Clip(o.keys)
 		return
 	}
 	for _, v := range o.keys {

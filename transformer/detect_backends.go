@@ -159,7 +159,7 @@ func assignSettings(cd *compDetect) {
 		}
 		if len(h.settings) == 0 {
 			// Shared, capped: settings are only ever appended to.
-			h.settings = cd.settings[:len(cd.settings):len(cd.settings)]
+			h.settings = slices.Clip(cd.settings)
 		} else {
 			h.settings = append(h.settings, cd.settings...)
 		}

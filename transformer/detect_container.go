@@ -171,7 +171,7 @@ func (r *rules) scriptFiles(ct *schemas.Container, invs []cmdline.Invocation, en
 		return invs
 	}
 	n := len(invs)
-	for ii := 0; ii < n; ii++ {
+	for ii := range n {
 		inv := &invs[ii]
 		path := inv.Program
 		if path == "" && len(inv.Words) > 0 {
@@ -212,7 +212,7 @@ func configFiles(ct *schemas.Container, invs []cmdline.Invocation) {
 					continue
 				}
 				src := fileSrc - i
-				for _, line := range strings.Split(cf.Text, "\n") {
+				for line := range strings.SplitSeq(cf.Text, "\n") {
 					k, v, ok := strings.Cut(line, "=")
 					if !ok || k == "" || v == "" || strings.ContainsAny(k, ".[ ") {
 						continue // nested keys are no flags

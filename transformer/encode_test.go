@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -253,7 +254,7 @@ func TestEncodeFallback(t *testing.T) {
 // steps and its tail.
 func TestPlainJSON(t *testing.T) {
 	const filler = "abcdefghijklmnopqrs"
-	for c := 0; c < 256; c++ {
+	for c := range 256 {
 		for n := 1; n <= len(filler); n++ {
 			for at := 0; at < n; at++ {
 				b := []byte(filler[:n])
@@ -372,20 +373,20 @@ func TestRendererReuse(t *testing.T) {
 		}
 		return nil
 	}
-	for pass := 0; pass < 2; pass++ {
+	for range 2 {
 		for i := range evs {
 			if err := check(i); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for i := len(evs) - 1; i >= 0; i-- {
+		for i := range slices.Backward(evs) {
 			if err := check(i); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
+	for g := range 4 {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()

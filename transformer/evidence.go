@@ -65,7 +65,7 @@ func (b *bomBuilder) identityMethods(methods []cdx.EvidenceIdentityMethod, ps pr
 	})
 	bounds, n := confGroups(ps)
 	methods = slices.Grow(methods, len(ps))
-	for g := 0; g < n; g++ {
+	for g := range n {
 		group := ps[bounds[g]:bounds[g+1]]
 		for i := range group {
 			v := group[i].value

@@ -57,7 +57,7 @@ func FuzzParseArgsMemo(f *testing.F) {
 			command = []string{a, b}
 		}
 		args = []string{c, d}
-		for round := 0; round < 2; round++ {
+		for range 2 {
 			got := cmdline.ParseArgsWith(command, args, memo)
 			want := cmdline.ParseArgsWith(command, args, opt)
 			if !sameInvocations(got, want) {

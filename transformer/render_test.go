@@ -454,7 +454,7 @@ func TestDeterminism(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	huge := make([]string, 0, 1<<15)
-	for i := 0; i < 1<<15; i++ {
+	for range 1 << 15 {
 		huge = append(huge, "--model", "org/m"+strings.Repeat("x", 24))
 	}
 	in := deploy("huge",
@@ -525,13 +525,13 @@ func TestConcurrentRender(t *testing.T) {
 	ev := event(t, lwsVLLM())
 	want, _ := r.Render(ev)
 	done := make(chan []byte)
-	for i := 0; i < 8; i++ {
+	for range 8 {
 		go func() {
 			res, _ := r.Render(ev)
 			done <- res.BOM
 		}()
 	}
-	for i := 0; i < 8; i++ {
+	for range 8 {
 		if got := <-done; !bytes.Equal(got, want.BOM) {
 			t.Fatal("concurrent renders differ")
 		}
@@ -554,7 +554,7 @@ func TestRenderKeepsNothingBetweenRenders(t *testing.T) {
 		evs[i] = event(t, own[i].inputs)
 	}
 	shared := newRenderer(t)
-	for i := len(own) - 1; i >= 0; i-- { // warm its pools on every other shape
+	for i := range slices.Backward(own) { // warm its pools on every other shape
 		if _, err := shared.Render(evs[i]); err != nil {
 			t.Fatal(err)
 		}

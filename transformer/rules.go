@@ -3,6 +3,7 @@ package transformer
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"os"
 
 	"github.com/bomstream/bomstream/config"
@@ -381,9 +382,7 @@ func mergeRules(base, user RuleSet) RuleSet {
 		if m.Presets[field] == nil {
 			m.Presets[field] = map[string]string{}
 		}
-		for k, v := range presets {
-			m.Presets[field][k] = v
-		}
+		maps.Copy(m.Presets[field], presets)
 	}
 	if u.NIMImage != "" {
 		m.NIMImage = u.NIMImage

@@ -37,7 +37,7 @@ func deploymentOf(containers ...any) map[string]any {
 // works on what was kept.
 func TestRenderShowsTruncation(t *testing.T) {
 	args := []any{"--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"}
-	for i := 0; i < 20000; i++ {
+	for i := range 20000 {
 		args = append(args, fmt.Sprintf("--enable-feature-%06d", i))
 	}
 	in := normalize(t, deploymentOf(
@@ -73,9 +73,9 @@ func TestRenderShowsTruncation(t *testing.T) {
 // MaxBOMBytes, lists the models found first, and says how many it left out.
 func TestBOMStaysUnderItsLimit(t *testing.T) {
 	shapes := map[string][]any{}
-	for i := 0; i < 300; i++ {
+	for i := range 300 {
 		var flags, short []any
-		for j := 0; j < 200; j++ {
+		for j := range 200 {
 			flags = append(flags, "--model", fmt.Sprintf("org%03d/model-%03d-%s", i, j, strings.Repeat("q", 40)))
 			short = append(short, "--model", fmt.Sprintf("o/%d-%d", i, j))
 		}

@@ -167,9 +167,7 @@ func benchPipelineRate(b *testing.B, events []schemas.WorkloadChange, publishers
 	changes := changelog.New(bp.p.Bus())
 	for p := range publishers {
 		lo, hi := min(p*per, len(events)), min((p+1)*per, len(events))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			const batch = 1000
 			for i := lo; i < hi; i += batch {
 				var appends []changelog.Append
@@ -183,7 +181,7 @@ func benchPipelineRate(b *testing.B, events []schemas.WorkloadChange, publishers
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -271,14 +269,12 @@ func BenchmarkLatency(b *testing.B) {
 				begin := time.Now()
 				for i := range events {
 					time.Sleep(time.Until(begin.Add(time.Duration(i) * time.Second / rate)))
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
+					wg.Go(func() {
 						sent[i] = time.Now()
 						if _, _, err := changes.PublishChange(ctx, events[i]); err != nil {
 							errs <- err
 						}
-					}()
+					})
 				}
 				wg.Wait()
 				close(errs)
@@ -328,7 +324,7 @@ func BenchmarkReplay(b *testing.B) {
 			log := benchLogger()
 			var rates, cpus []float64
 			for i := range b.N * benchEnvInt(b, "BOMSTREAM_BENCH_ROUNDS", 3) {
-				s, err := file.New(file.Config{Name: "replay" + strconv.Itoa(i), Dir: filepath.Join(dir, "boms"+strconv.Itoa(i)), Fsync: benchFsync(v.fsync)}, log)
+				s, err := file.New(file.Config{Name: "replay" + strconv.Itoa(i), Dir: filepath.Join(dir, "boms"+strconv.Itoa(i)), Fsync: new(v.fsync)}, log)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -495,7 +491,8 @@ func benchLogger() *zap.Logger {
 	return process.NewLogger(process.LogConfig{}, zapcore.AddSync(io.Discard))
 }
 
-func benchFsync(on bool) *bool { return &on }
+//go:fix inline
+func benchFsync(on bool) *bool { return new(on) }
 
 // benchRecorder is a sink that passes BOMs on to the file sink and records,
 // per workload uid, when the first successful Export returned.

@@ -31,7 +31,7 @@ spec:
         - --model
         - Qwen/Qwen3-0.6B
 `)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		fmt.Fprintf(&b, "        - --enable-feature-%06d-%s\n", i, strings.Repeat("x", 60))
 	}
 	return b.String()

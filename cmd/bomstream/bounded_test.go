@@ -76,7 +76,7 @@ func TestRenderSkipsOversizedFile(t *testing.T) {
 	}
 	line := "# " + strings.Repeat("a comment, ", 9) + "\n"
 	block := strings.Repeat(line, (1<<20)/len(line))
-	for i := 0; i < 64; i++ { // 64 MiB
+	for range 64 { // 64 MiB
 		if _, err := f.WriteString(block); err != nil {
 			t.Fatal(err)
 		}

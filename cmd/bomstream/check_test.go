@@ -388,7 +388,7 @@ func TestLostTransformerStateDoesNotRepublish(t *testing.T) {
 // historyRows are the version rows of `history` output.
 func historyRows(out string) []string {
 	var rows []string
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if len(line) > 0 && line[0] >= '0' && line[0] <= '9' {
 			rows = append(rows, line)
 		}

@@ -77,7 +77,7 @@ func BenchmarkCollector(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build bomstream: %v\n%s", err, out)
 	}
-	for _, s := range strings.Split(sizes, ",") {
+	for s := range strings.SplitSeq(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
 			b.Fatal(err)
@@ -109,15 +109,13 @@ func benchCollector(b *testing.B, bin string, n int, idle time.Duration) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, stage := range []string{"transformer", "sink"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var out, errb syncBuffer
 			e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, sinks: registry.Builtin()}
 			if err := run(ctx, []string{stage, "--config", cfgFile, "--nats-url", url, "--log-level", "warn"}, e); err != nil && ctx.Err() == nil {
 				b.Errorf("%s: %v\n%s", stage, err, errb.String())
 			}
-		}()
+		})
 	}
 	defer wg.Wait()
 	defer cancel()
@@ -244,9 +242,7 @@ func populate(b *testing.B, cfg *rest.Config, n int) {
 	var mu sync.Mutex
 	var firstErr error
 	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range work {
 				if err := populateOne(ctx, kc, fmt.Sprintf("bench-%d", i/perNS), i); err != nil {
 					mu.Lock()
@@ -256,7 +252,7 @@ func populate(b *testing.B, cfg *rest.Config, n int) {
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	for i := range n {
 		work <- i
@@ -387,7 +383,7 @@ func scrapeRequests(b *testing.B, addr string) map[string]float64 {
 		}
 		labels, val, _ := strings.Cut(rest, "} ")
 		var verb, res string
-		for _, kv := range strings.Split(labels, ",") {
+		for kv := range strings.SplitSeq(labels, ",") {
 			k, v, _ := strings.Cut(kv, "=")
 			v = strings.Trim(v, `"`)
 			switch k {

@@ -40,7 +40,7 @@ spec:
 func writeSynthetic(t testing.TB, dir string, n int) {
 	t.Helper()
 	var b strings.Builder
-	for i := 0; i < n; i++ {
+	for i := range n {
 		fmt.Fprintf(&b, syntheticDeployment, i, i/100, i%100, i, i)
 		if i%100 == 99 || i == n-1 {
 			writeFile(t, filepath.Join(dir, fmt.Sprintf("batch-%02d.yaml", i/100)), b.String())

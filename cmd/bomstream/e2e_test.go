@@ -185,7 +185,7 @@ func sortStrings(xs []string) []string {
 
 // summaryHas reports whether the summary table has a row for key.
 func summaryHas(stdout, key string) bool {
-	for _, line := range strings.Split(stdout, "\n") {
+	for line := range strings.SplitSeq(stdout, "\n") {
 		if strings.HasPrefix(line, key+" ") {
 			return true
 		}
@@ -300,7 +300,7 @@ func checkHistory(t *testing.T, c *cli, f flow, first, second expectation, betwe
 	t.Helper()
 	r := c.mustRun(append([]string{"history", f.historyKey}, f.extra...)...)
 	var rows []string
-	for _, line := range strings.Split(r.stdout, "\n") {
+	for line := range strings.SplitSeq(r.stdout, "\n") {
 		if len(line) > 0 && line[0] >= '0' && line[0] <= '9' {
 			rows = append(rows, line)
 		}

@@ -19,7 +19,7 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 		if strings.TrimSpace(c.Example) == "" {
 			t.Errorf("%s: no Example", c.CommandPath())
 		}
-		for _, line := range strings.Split(c.Example, "\n") {
+		for line := range strings.SplitSeq(c.Example, "\n") {
 			if err := exampleInvokes(root, c, strings.TrimSpace(line)); err != "" {
 				t.Errorf("%s: example %q: %s", c.CommandPath(), line, err)
 			}

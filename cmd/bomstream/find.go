@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,10 +78,8 @@ func bindCommonExcept(c *common, f *pflag.FlagSet, names ...string) {
 	all := pflag.NewFlagSet("common", pflag.ContinueOnError)
 	c.bind(all)
 	all.VisitAll(func(fl *pflag.Flag) {
-		for _, n := range names {
-			if fl.Name == n {
-				return
-			}
+		if slices.Contains(names, fl.Name) {
+			return
 		}
 		f.AddFlag(fl)
 	})

@@ -56,7 +56,7 @@ func fleetServing(i int) (image, rest string) {
 
 func writeFleet(b *testing.B, dir string, n int) {
 	var sb strings.Builder
-	for i := 0; i < n; i++ {
+	for i := range n {
 		image, rest := fleetServing(i)
 		fmt.Fprintf(&sb, fleetDeployment, i, i%100, image, rest)
 		if i%500 == 499 || i == n-1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -83,11 +84,9 @@ func TestFindAndAPI(t *testing.T) {
 		}
 		var items []inventory.Entry
 		next := ""
-		for page := 0; page < 10; page++ {
+		for range 10 {
 			p := url.Values{"limit": {"2"}}
-			for k, v := range tc.params {
-				p[k] = v
-			}
+			maps.Copy(p, tc.params)
 			if next != "" {
 				p.Set("continue", next)
 			}

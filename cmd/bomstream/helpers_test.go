@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,9 +75,7 @@ func (c *cli) env(out, errb *syncBuffer) *env {
 	// The stdout sink writes to the process's stdout, which main passes as
 	// env.stdout; here it is the command's buffer.
 	reg := sinks.Registry{}
-	for k, f := range c.reg {
-		reg[k] = f
-	}
+	maps.Copy(reg, c.reg)
 	if _, ok := reg[stdout.Type]; ok {
 		reg[stdout.Type] = stdout.TypeFor(out)
 	}

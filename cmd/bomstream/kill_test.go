@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,7 +136,7 @@ func waitRoundExported(t *testing.T, outPath string, workloads, r int) {
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(outPath)
 		seen := map[string]bool{}
-		for _, line := range bytes.Split(b, []byte("\n")) {
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
 			if !bytes.Contains(line, marker) {
 				continue
 			}
@@ -394,7 +395,7 @@ func drain(t *testing.T, last *osProcess, bin string, outFile, errFile *os.File,
 	if err := last.stop(t); err != nil {
 		t.Fatalf("last process: %v", err)
 	}
-	final := startProcess(t, bin, outFile, errFile, append(args[:len(args):len(args)], "--once")...)
+	final := startProcess(t, bin, outFile, errFile, append(slices.Clip(args), "--once")...)
 	select {
 	case err := <-final.exited:
 		if err != nil {

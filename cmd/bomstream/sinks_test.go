@@ -65,7 +65,7 @@ func pinnedTree(t *testing.T, reg *ocitest.Registry, n, revision int) string {
 	tree := t.TempDir()
 	for i := range n {
 		img := reg.PushImage(t, fmt.Sprintf("models/llm-%d", i), "v1")
-		repo := strings.SplitN(img.Image, ":v1", 2)[0]
+		repo, _, _ := strings.Cut(img.Image, ":v1")
 		writeFile(t, filepath.Join(tree, fmt.Sprintf("llm-%d.yaml", i)), fmt.Sprintf(pinnedDeployment, i, repo, img.Digest, i, revision))
 	}
 	return tree

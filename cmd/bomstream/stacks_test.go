@@ -182,7 +182,7 @@ func stackNamespaces(t *testing.T, file string) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, doc := range strings.Split(string(b), "\n---") {
+	for doc := range strings.SplitSeq(string(b), "\n---") {
 		var obj struct {
 			Kind     string `json:"kind"`
 			Metadata struct {

@@ -143,15 +143,13 @@ func normalizeAll(root string, objs []manifest.Object, n *collector.Normalizer, 
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(objs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(objs); i = int(next.Add(1) - 1) {
 				o := objs[i]
 				ev, note, err := event(root, o, mtimes[o.File], n, docs)
 				out[i] = normalized{ev, note, err}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return out

@@ -216,8 +216,7 @@ func (s *session) startConfigMapWatch(ctx context.Context) {
 		defer close(w.done)
 		var wg sync.WaitGroup
 		for _, inf := range w.informers {
-			wg.Add(1)
-			go func() { defer wg.Done(); inf.RunWithContext(ctx) }()
+			wg.Go(func() { ; inf.RunWithContext(ctx) })
 		}
 		wg.Wait()
 	}()

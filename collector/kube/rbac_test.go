@@ -29,7 +29,7 @@ func (h *harness) installRBAC(collectorNS, workloadNS string) *rest.Config {
 	if _, err := h.env.Client.CoreV1().ServiceAccounts(collectorNS).Create(h.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bomstream-collector"}}, metav1.CreateOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
-	for _, doc := range strings.Split(text, "\n---\n") {
+	for doc := range strings.SplitSeq(text, "\n---\n") {
 		var meta metav1.TypeMeta
 		if err := sigsyaml.Unmarshal([]byte(doc), &meta); err != nil {
 			h.t.Fatal(err)

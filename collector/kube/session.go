@@ -171,12 +171,10 @@ func (s *session) settled() bool {
 // tombstone passes, the probes, discovery and reconcile passes on demand.
 func (s *session) live(ctx context.Context) {
 	for range 4 {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.wg.Go(func() {
 			for s.work(ctx) {
 			}
-		}()
+		})
 	}
 	tomb := time.NewTicker(s.c.cfg.TombstoneInterval)
 	probe := time.NewTicker(s.c.cfg.ProbeInterval)

@@ -97,7 +97,7 @@ func TestAliasesOfLongStrings(t *testing.T) {
 	long := strings.Repeat("x", 1<<20)
 	var b strings.Builder
 	b.WriteString("kind: A\nmetadata: {name: a}\ns: &s " + long + "\nl:\n")
-	for i := 0; i < 100; i++ {
+	for range 100 {
 		b.WriteString("- *s\n")
 	}
 	objs, err := Parse("bomb.yaml", []byte(b.String()))

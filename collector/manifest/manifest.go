@@ -222,7 +222,7 @@ func isMarker(l []byte, m string) bool {
 // but blank lines and comments.
 func directivesOnly(text []byte) bool {
 	seen := false
-	for _, l := range bytes.Split(text, []byte("\n")) {
+	for l := range bytes.SplitSeq(text, []byte("\n")) {
 		l = bytes.TrimSpace(l)
 		switch {
 		case len(l) == 0 || l[0] == '#':

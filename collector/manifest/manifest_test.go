@@ -286,7 +286,7 @@ func TestParseAliasBomb(t *testing.T) {
 func TestParseHugeDocument(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("kind: ConfigMap\nmetadata: {name: huge}\ndata:\n")
-	for i := 0; i < 50000; i++ {
+	for i := range 50000 {
 		b.WriteString("  key")
 		b.WriteString(strings.Repeat("x", 5))
 		b.WriteString(itoa(i))

@@ -19,14 +19,12 @@ func readFiles(files []string, lim Limits) []fileRead {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				o, s, err := readFile(files[i], lim)
 				out[i] = fileRead{o, s, err}
 			}
-		}()
+		})
 	}
 	for i := range files {
 		next <- i

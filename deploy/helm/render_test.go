@@ -1,6 +1,7 @@
 package helm_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -503,13 +504,9 @@ func TestSecretsByReferenceOnly(t *testing.T) {
 				mounted := mountedFiles(t, d.Spec.Template.Spec, c)
 				want := map[string]string{}
 				if component == "all-in-one" || component == "sink" {
-					for k, v := range files {
-						want[k] = v
-					}
+					maps.Copy(want, files)
 				}
-				for k, v := range natsFiles {
-					want[k] = v
-				}
+				maps.Copy(want, natsFiles)
 				for path, src := range want {
 					if mounted[path] != src {
 						t.Errorf("%s: %s is %q, want %s mounted read-only", d.Name, path, mounted[path], src)

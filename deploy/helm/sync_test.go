@@ -157,7 +157,7 @@ func TestRBACFiles(t *testing.T) {
 		}
 		r := mustRender(t, releaseName, "collector", values(t, sets...))
 		var first, rest []string // the watched namespace's objects first
-		for _, doc := range strings.Split(r.manifest, "\n---\n") {
+		for doc := range strings.SplitSeq(r.manifest, "\n---\n") {
 			objs, err := decode(doc)
 			if err != nil || len(objs) != 1 {
 				t.Fatalf("%v: %d objects in %q", err, len(objs), doc)
@@ -190,7 +190,7 @@ func TestRBACFiles(t *testing.T) {
 // that name a Helm release dropped.
 func rbacText(doc string) string {
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(doc), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(doc), "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(trimmed, "#"),

@@ -176,11 +176,9 @@ func Build(ctx context.Context, cfg Config) (*Result, error) {
 	var wg sync.WaitGroup
 	for i, p := range cfg.Platforms {
 		bins[i] = filepath.Join(tmp, p.OS+"-"+p.Arch, "bomstream")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = compile(ctx, cfg, p, bins[i])
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -197,11 +195,9 @@ func Build(ctx context.Context, cfg Config) (*Result, error) {
 	refs := make([]v1.Image, len(cfg.Platforms))
 	res.Images = make([]PlatformImage, len(cfg.Platforms))
 	for i, p := range cfg.Platforms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			imgs[i], refs[i], errs[i] = platformImage(cfg, p, bins[i], &res.Images[i])
-		}()
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

@@ -119,7 +119,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, getenv func(strin
 
 func parsePlatforms(s string) ([]Platform, error) {
 	var out []Platform
-	for _, p := range strings.Split(s, ",") {
+	for p := range strings.SplitSeq(s, ",") {
 		goos, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
 		if !ok || goos != "linux" || arch == "" {
 			return nil, fmt.Errorf("platform %q: want linux/ARCH", p)

@@ -3,6 +3,7 @@ package bomview_test
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -441,9 +442,7 @@ func TestComparePairing(t *testing.T) {
 		newer := mustRead(t, edit(t, body, func(doc map[string]any) {
 			c := comp(doc, vllmImg)
 			twin := map[string]any{}
-			for k, v := range c {
-				twin[k] = v
-			}
+			maps.Copy(twin, c)
 			twin["bom-ref"] = "container:docker.io/vllm/vllm-openai:v0.10.0"
 			doc["components"] = append(doc["components"].([]any), twin)
 			renameRef(doc, vllmImg, "container:docker.io/vllm/vllm-openai:v0.9.0")

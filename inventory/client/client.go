@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,9 +47,7 @@ func (c *Client) Find(ctx context.Context, fields map[string][]string) ([]invent
 	next := ""
 	for {
 		q := url.Values{"limit": {strconv.Itoa(api.MaxLimit)}}
-		for k, v := range fields {
-			q[k] = v
-		}
+		maps.Copy(q, fields)
 		if next != "" {
 			q.Set("continue", next)
 		}

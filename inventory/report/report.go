@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,10 +20,8 @@ var Formats = []string{"table", "json", "csv"}
 
 // CheckFormat says whether format is one of Formats, naming the flag.
 func CheckFormat(format string) error {
-	for _, f := range Formats {
-		if f == format {
-			return nil
-		}
+	if slices.Contains(Formats, format) {
+		return nil
 	}
 	return fmt.Errorf("--output %q: not table, json or csv", format)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -233,9 +234,7 @@ func (d *inventoryData) paginate(total, pageNo int, view url.Values) (from, to i
 // with is v's encoding with key set to value.
 func with(v url.Values, key, value string) string {
 	c := url.Values{}
-	for k, vs := range v {
-		c[k] = vs
-	}
+	maps.Copy(c, v)
 	c.Set(key, value)
 	return c.Encode()
 }

@@ -95,7 +95,7 @@ func TestParseArgs(t *testing.T) {
 func TestParseArgsLarge(t *testing.T) {
 	// 1 MiB of arguments, as a list and as one shell script: linear work.
 	args := make([]string, 0, 1<<16)
-	for i := 0; i < 1<<16; i++ {
+	for range 1 << 16 {
 		args = append(args, "--flag-"+strings.Repeat("x", 8), "v")
 	}
 	invs := ParseArgs([]string{"vllm", "serve"}, args)

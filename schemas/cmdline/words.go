@@ -67,7 +67,7 @@ func Assignment(t string) (name, value string, ok bool) {
 	if i <= 0 || t[0] == '-' {
 		return "", "", false
 	}
-	for k := 0; k < i; k++ {
+	for k := range i {
 		c := t[k]
 		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || k > 0 && '0' <= c && c <= '9') {
 			return "", "", false

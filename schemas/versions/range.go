@@ -50,7 +50,7 @@ func ParseRange(s string) (Range, error) {
 	if cut < 0 {
 		return r, nil
 	}
-	for _, part := range strings.Split(text[cut:], ",") {
+	for part := range strings.SplitSeq(text[cut:], ",") {
 		part = strings.TrimSpace(part)
 		m := constraint.FindStringSubmatch(part)
 		if m == nil {

@@ -49,7 +49,7 @@ func Parse(s string) (Version, error) {
 	for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
 		i++
 	}
-	for _, p := range strings.Split(strings.TrimRight(rest[:i], "."), ".") {
+	for p := range strings.SplitSeq(strings.TrimRight(rest[:i], "."), ".") {
 		n, err := strconv.Atoi(p)
 		if err != nil {
 			return Version{}, fmt.Errorf("version %q: release part %q: %w", s, p, err)

@@ -50,8 +50,7 @@ func grant(perm string) string {
 // apiStatus returns the HTTP status and body of a Dependency-Track answer
 // that client-go turned into an error, or 0.
 func apiStatus(err error) (int, string) {
-	var ae *dtrack.APIError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*dtrack.APIError](err); ok {
 		return ae.StatusCode, strings.TrimSpace(ae.Message)
 	}
 	return 0, ""

@@ -76,8 +76,7 @@ func (s *Sink) export(ctx context.Context, c *dtrack.Client, t target, b sinks.B
 		}
 	}
 	token, err := s.upload(ctx, t, b, parent)
-	var pe errParent
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[errParent](err); ok {
 		// The parent was deleted or deactivated behind the sink's back:
 		// repair it (re-create, reactivate) and upload once more.
 		s.log.Info("repairing parent projects", zap.Stringer("workload", b.Workload), zap.Error(pe.err))

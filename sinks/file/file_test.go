@@ -267,14 +267,12 @@ func TestGroupCommit(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs <- s.Export(context.Background(), sinktest.NewBOM(sinktest.Workload(fmt.Sprintf("w%d", i)), uint64(i+1)))
 			mu.Lock()
 			written++
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

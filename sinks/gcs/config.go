@@ -61,7 +61,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("bucket: %q is not a bucket name (3-222 characters of a-z, 0-9, '-', '_', '.', starting and ending with a letter or digit; no gs:// scheme)", c.Bucket)
 	}
 	if p := strings.TrimSuffix(c.Prefix, "/"); p != "" {
-		for _, seg := range strings.Split(p, "/") {
+		for seg := range strings.SplitSeq(p, "/") {
 			if seg == "" || seg == "." || seg == ".." {
 				return fmt.Errorf("prefix: %q has an empty, \".\" or \"..\" segment", c.Prefix)
 			}

@@ -141,8 +141,7 @@ func New(ctx context.Context, cfg Config, deps sinks.Deps, sinkOpts ...Option) (
 func credentialsType(path string) (option.CredentialsType, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*os.PathError](err); ok {
 			err = pe.Err
 		}
 		return "", err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,9 +27,7 @@ import (
 func newSink(t testing.TB, srv *gcstest.Server, prefix string, extra map[string]any) *Sink {
 	t.Helper()
 	raw := srv.Config(prefix)
-	for k, v := range extra {
-		raw[k] = v
-	}
+	maps.Copy(raw, extra)
 	reg := sinks.Registry{Type: SinkType}
 	cfg, err := reg.Decode(Type, raw)
 	if err != nil {

@@ -35,8 +35,7 @@ func newDockerConfig(path string) (*dockerConfig, error) {
 func (d *dockerConfig) current() (credentials.Store, error) {
 	fi, err := os.Stat(d.path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*os.PathError](err); ok {
 			err = pe.Err // the path is named once, below
 		}
 		return nil, fmt.Errorf("dockerConfig %s: %w", d.path, err)

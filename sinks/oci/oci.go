@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -364,11 +365,9 @@ func (s *Sink) isReferrer(ctx context.Context, repo *remote.Repository, subject 
 	found := false
 	errFound := errors.New("found")
 	err := repo.Referrers(ctx, subject, artifactType, func(refs []ocispec.Descriptor) error {
-		for _, r := range refs {
-			if match(r) {
-				found = true
-				return errFound
-			}
+		if slices.ContainsFunc(refs, match) {
+			found = true
+			return errFound
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,9 +28,7 @@ import (
 func newSink(t testing.TB, reg *ocitest.Registry, extra map[string]any, deps sinks.Deps) *Sink {
 	t.Helper()
 	raw := reg.Config(t)
-	for k, v := range extra {
-		raw[k] = v
-	}
+	maps.Copy(raw, extra)
 	s, err := fromConfig(raw, deps)
 	if err != nil {
 		t.Fatal(err)

@@ -207,7 +207,7 @@ func TestEveryBOMOnceAcrossRestartAndReplay(t *testing.T) {
 	fs := newFileSink(t, "file")
 	var boms []sinks.BOM
 	for i, name := range []string{"a", "b", "c"} {
-		for v := 0; v < 3; v++ {
+		for v := range 3 {
 			bom := sinktest.NewBOM(sinktest.Workload(name), uint64(10*i+v+1))
 			boms = append(boms, bom)
 			publishBOM(t, b, bom)

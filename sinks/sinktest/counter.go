@@ -2,6 +2,7 @@ package sinktest
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/bomstream/bomstream/sinks"
@@ -53,9 +54,7 @@ func (c *Counter) Exports() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[string]int, len(c.exports))
-	for k, v := range c.exports {
-		out[k] = v
-	}
+	maps.Copy(out, c.exports)
 	return out
 }
 

@@ -318,11 +318,9 @@ func (c suite) concurrentDifferentBOMs(t *testing.T) {
 		boms[i] = c.newBOM(t, Workload(fmt.Sprintf("parallel-%d", i)), uint64(100+i))
 	}
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			errs[i] = s.Export(ctx, boms[i])
-		}()
+		})
 	}
 	wg.Wait()
 	for i := range n {

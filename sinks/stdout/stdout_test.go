@@ -129,13 +129,13 @@ func TestOneLinePerDistinctCall(t *testing.T) {
 	s := newSink(t).(testSink)
 	w := sinktest.Workload("lines")
 	b := sinktest.NewBOM(w, 1)
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		if err := s.Export(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ts := sinktest.NewTombstone(w, 2)
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		if err := s.Tombstone(ctx, ts); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -138,9 +139,7 @@ func encode(ev schemas.WorkloadChange) ([]byte, error) {
 // event type and input hash PublishChange compares states by.
 func changeMsg(ev schemas.WorkloadChange, data []byte, extra nats.Header) *nats.Msg {
 	msg := &nats.Msg{Subject: schemas.ChangesSubject(ev.Data.Workload), Data: data, Header: nats.Header{}}
-	for k, v := range extra {
-		msg.Header[k] = v
-	}
+	maps.Copy(msg.Header, extra)
 	msg.Header.Set(headerEventType, ev.Type)
 	if ev.Data.InputHash != "" {
 		msg.Header.Set(schemas.HeaderInputHash, ev.Data.InputHash)

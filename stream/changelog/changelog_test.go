@@ -142,9 +142,7 @@ func TestPublishChangeConcurrentWritersNeverInterleave(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*perWriter)
 	for i := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := range perWriter {
 				ev := observed(t, w, fmt.Sprintf("vllm:w%d-%d", i, k))
 				if _, published, err := b.PublishChange(ctx, ev); err != nil {
@@ -153,7 +151,7 @@ func TestPublishChangeConcurrentWritersNeverInterleave(t *testing.T) {
 					errs <- fmt.Errorf("writer %d event %d: a new state was not published", i, k)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

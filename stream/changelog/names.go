@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -128,8 +129,8 @@ func (l *Log) FindWorkload(ctx context.Context, cluster, namespace, kind, name s
 	if err != nil {
 		return schemas.Workload{}, err
 	}
-	for i := len(uids) - 1; i >= 0; i-- {
-		probe := schemas.Workload{Cluster: cluster, UID: uids[i]}
+	for _, uid := range slices.Backward(uids) {
+		probe := schemas.Workload{Cluster: cluster, UID: uid}
 		ev, _, ok, err := l.LastChange(ctx, probe)
 		if err != nil {
 			return schemas.Workload{}, err

@@ -192,8 +192,7 @@ func newEngineMetrics(reg prometheus.Registerer, stage string) (*engineMetrics, 
 // stages share one family per metric.
 func Register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
 	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
+		if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
 			if existing, ok := are.ExistingCollector.(C); ok {
 				return existing, nil
 			}

@@ -282,11 +282,9 @@ func TestConcurrentRunsAppendOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	reps := make([]Report, 4)
 	for i := range reps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			reps[i] = f.rerender(t, false)
-		}()
+		})
 	}
 	wg.Wait()
 	f.r.barrier.Store(nil)

@@ -413,7 +413,7 @@ func TestDaysOneAndTwo(t *testing.T) {
 func TestDaysYear(t *testing.T) {
 	start := day("2023-04-01")
 	var points []Point
-	for i := 0; i < 400; i++ {
+	for i := range 400 {
 		points = append(points, Point{Day: start.AddDate(0, 0, i), Value: (i*37)%1000 + 1000})
 	}
 	h := Days("Changes", "Changes per day over 400 days.", points)
@@ -482,7 +482,7 @@ func TestDeterministic(t *testing.T) {
 func TestNoFixedColours(t *testing.T) {
 	paint := regexp.MustCompile(`\b(fill|stroke|color|style)="([^"]*)"`)
 	var points []Point
-	for i := 0; i < 30; i++ {
+	for i := range 30 {
 		points = append(points, Point{Day: day("2024-01-01").AddDate(0, 0, i*2), Value: i})
 	}
 	for _, h := range []template.HTML{Bars("x", "", sampleBars(), 2), Days("x", "", points), Bars("x", "", nil, 0)} {

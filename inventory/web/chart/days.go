@@ -83,7 +83,7 @@ func Days(title, desc string, points []Point) template.HTML {
 	label(&b, "axis", plotLeft-6, plotBase+4, "end", "0")
 
 	b.WriteString(`<g class="columns">` + "\n")
-	for i := 0; i < n; i++ {
+	for i := range n {
 		d := first + int64(i)
 		v := counts[d]
 		h := 0.0

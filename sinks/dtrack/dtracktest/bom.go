@@ -238,7 +238,7 @@ func (s *Server) postBOM(w http.ResponseWriter, r *http.Request) {
 		req.isActive = &active
 	}
 	if v := strings.TrimSpace(fields["projectTags"]); v != "" {
-		for _, t := range strings.Split(v, ",") {
+		for t := range strings.SplitSeq(v, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				req.tags = append(req.tags, t)
 			}

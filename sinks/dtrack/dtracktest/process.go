@@ -260,7 +260,7 @@ func parsePurl(s string) (string, error) {
 	qualifiers := ""
 	if i := strings.IndexByte(rest, '?'); i >= 0 {
 		rest, qualifiers = rest[:i], rest[i:]
-		for _, kv := range strings.Split(qualifiers[1:], "&") {
+		for kv := range strings.SplitSeq(qualifiers[1:], "&") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" || v == "" {
 				return "", errors.New("qualifier without a value")

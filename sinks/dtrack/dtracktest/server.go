@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -306,9 +307,7 @@ func (s *Server) AllCalls() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]int, len(s.calls))
-	for k, v := range s.calls {
-		out[k] = v
-	}
+	maps.Copy(out, s.calls)
 	return out
 }
 
@@ -325,9 +324,7 @@ func (s *Server) ProcessedAll() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]int, len(s.processed))
-	for k, v := range s.processed {
-		out[k] = v
-	}
+	maps.Copy(out, s.processed)
 	return out
 }
 
@@ -345,9 +342,7 @@ func (s *Server) UploadsAll() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]int, len(s.uploads))
-	for k, v := range s.uploads {
-		out[k] = v
-	}
+	maps.Copy(out, s.uploads)
 	return out
 }
 
@@ -515,7 +510,7 @@ func newUUIDv7() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	ms := uint64(time.Now().UnixMilli())
-	for i := 0; i < 6; i++ {
+	for i := range 6 {
 		b[i] = byte(ms >> (40 - 8*i))
 	}
 	b[6] = b[6]&0x0f | 0x70
