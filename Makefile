@@ -82,6 +82,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags soak ./cmd/bomstream/
+	$(GO) vet -tags nocloudsinks ./cmd/... ./sinks/...
 	$(GO) run .ci/sizes.go .
 	@lint=$$($(MAKE) --no-print-directory -s golangci-lint | tail -n 1) && $$lint run ./...
 

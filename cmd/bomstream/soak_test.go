@@ -78,6 +78,10 @@ func TestSoak(t *testing.T) {
 			nextRO = time.Now().Add(time.Duration(30+rand.IntN(90)) * time.Second)
 		}
 	}
+	if kills > 0 {
+		// The last process is up (it has read the tree) before it is stopped.
+		waitSynced(t, errPath, kills)
+	}
 	drain(t, proc, bin, outFile, errFile, args, 10*time.Minute)
 	t.Logf("%s: %d rounds of changes, %d kills, %d read-only periods", d, rounds, kills, readOnly)
 	checkAfterKills(t, data, hist, outPath, workloads, 0)
