@@ -40,7 +40,19 @@ func Stored(ctx context.Context, bus *stream.Bus) (rec Record, ok bool, err erro
 	if err != nil {
 		return rec, false, fmt.Errorf("rendered fingerprint: %w", err)
 	}
-	e, err := kv.Get(ctx, Key)
+	// Through a leader election, as every request of a run (Bus.Retry): a
+	// read is harmless twice.
+	var e jetstream.KeyValueEntry
+	err = bus.Retry(ctx, true, func(ctx context.Context) (err error) {
+		e, err = kv.Get(ctx, Key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err == nil && e == nil {
+		err = jetstream.ErrKeyNotFound
+	}
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return rec, false, nil
 	}
@@ -63,7 +75,11 @@ func Store(ctx context.Context, bus *stream.Bus, rec Record) error {
 	if err != nil {
 		return fmt.Errorf("rendered fingerprint: %w", err)
 	}
-	if _, err := kv.Put(ctx, Key, b); err != nil {
+	// A put of the same value is harmless twice.
+	if err := bus.Retry(ctx, true, func(ctx context.Context) error {
+		_, err := kv.Put(ctx, Key, b)
+		return err
+	}); err != nil {
 		return fmt.Errorf("rendered fingerprint: %w", err)
 	}
 	return nil
